@@ -1,0 +1,85 @@
+"""Strict JSON for requests: what the stdlib accepts by default, we refuse.
+
+``json.loads`` keeps the last of duplicate keys, accepts ``NaN``/``Infinity``,
+raises ``RecursionError`` on deep nesting and ``ValueError`` on huge integers.
+:func:`strict_loads` refuses all of these with one exception type, after
+checking the size before parsing and the depth before building objects.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final, NoReturn
+
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "StrictJSONError", "strict_loads"]
+
+DEFAULT_MAX_BYTES: Final = 1 << 20
+DEFAULT_MAX_DEPTH: Final = 32
+
+
+class StrictJSONError(ValueError):
+    """The text is not acceptable JSON for a request. The message names the reason only."""
+
+
+def strict_loads(
+    text: str | bytes,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+) -> object:
+    """Parse ``text`` as one JSON value, refusing the hazards listed above.
+
+    Raises:
+        StrictJSONError: too large, too deep, not UTF-8, not JSON, duplicate
+            keys, a non-finite number, or an integer beyond Python's digit limit.
+    """
+    if len(text) > max_bytes:
+        raise StrictJSONError(f"request is larger than {max_bytes} bytes")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise StrictJSONError("request is not UTF-8") from None
+    if _depth(text) > max_depth:
+        raise StrictJSONError(f"request is nested deeper than {max_depth}")
+    try:
+        return json.loads(text, object_pairs_hook=_unique_object, parse_constant=_no_constant)
+    except StrictJSONError:
+        raise
+    except (ValueError, RecursionError):
+        raise StrictJSONError("request is not valid JSON") from None
+
+
+def _depth(text: str) -> int:
+    """Upper bound of the nesting depth, counted outside strings, without parsing."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _unique_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    result: dict[str, object] = {}
+    for key, value in pairs:
+        if key in result:
+            raise StrictJSONError("request has a duplicate key")
+        result[key] = value
+    return result
+
+
+def _no_constant(name: str) -> NoReturn:
+    raise StrictJSONError(f"request contains the non-standard number {name}")
