@@ -1,0 +1,59 @@
+"""The CLI's import path is a budget: stdlib, PyYAML and our own routing code, nothing else."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = ("pydantic", "mcp", "anyio", "httpx", "opentelemetry", "jsonschema", "rich", "starlette")
+CONFIG = Path("/work/shared/corpus/famulus/officina.toml")
+for parent in Path(__file__).resolve().parents:
+    candidate = parent / "shared" / "corpus" / "famulus" / "officina.toml"
+    if candidate.is_file():
+        CONFIG = candidate
+        break
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_importing_the_package_imports_nothing_heavy() -> None:
+    assert _heavy(_modules_after("import boring_dispatch")) == []
+
+
+def test_the_gateway_authoring_api_imports_nothing_heavy() -> None:
+    assert _heavy(_modules_after("import boring_dispatch.gateway")) == []
+
+
+@pytest.mark.skipif(not CONFIG.is_file(), reason="famulus corpus not found")
+def test_a_cli_dry_run_imports_only_stdlib_yaml_and_routing_code() -> None:
+    code = (
+        "import io, contextlib\n"
+        "from boring_dispatch.surfaces.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    rc = main(['--config', {str(CONFIG)!r}, '--caller-skill', 'daily-plan', '--dry-run',"
+        "'list-manager._rtx.interface.read-list', '/tmp/todo.yaml'])\n"
+        "assert rc == 0, rc\n"
+    )
+    modules = _modules_after(code)
+    assert _heavy(modules) == []
+    third_party = {
+        m.split(".")[0]
+        for m in modules
+        if m.split(".")[0] not in sys.stdlib_module_names
+        and not m.startswith(("boring_dispatch", "_"))
+    }
+    assert third_party <= {"yaml", "cython_runtime"}  # libyaml is a Cython extension
