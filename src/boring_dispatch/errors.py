@@ -14,7 +14,8 @@ values, stdin, environment values or secrets; context travels as attributes.
     │   ├── InvalidArguments           invalid_arguments  (.details)
     │   ├── Denied                     denied
     │   ├── ToolError                  tool_error         (raised by handlers on purpose)
-    │   └── ObservationTooLarge        observation_too_large
+    │   ├── ObservationTooLarge        observation_too_large
+    │   └── RegistryInvalid            registry_invalid   (building or loading a table)
     └── RouteError                     blueprint repository (dispatcher.* codes)
         ├── RuntimeMisconfigured       dispatcher.runtime_misconfigured
         ├── InvalidRouteRequest        dispatcher.invalid_request
@@ -42,7 +43,8 @@ values, stdin, environment values or secrets; context travels as attributes.
         ├── ResolutionFailed           dispatcher.resolution_failed
         ├── LaunchFailed               dispatcher.launch_failed
         ├── SecurityLevelMismatch      dispatcher.security_level_mismatch
-        └── SecurityLevelUnavailable   dispatcher.security_level_unavailable
+        ├── SecurityLevelUnavailable   dispatcher.security_level_unavailable
+        └── InternalFailure            dispatcher.internal_error  (a bug; MCP's catch-all)
 
 Denials derive only from this root, never from ``ValueError`` or ``OSError``,
 so a generic ``except ValueError`` elsewhere can never swallow one.
@@ -63,6 +65,7 @@ __all__ = [
     "HostCallerInvalid",
     "InterfaceNotFound",
     "InterfaceVersionMismatch",
+    "InternalFailure",
     "InvalidArguments",
     "InvalidCallerReference",
     "InvalidInterfaceId",
@@ -76,6 +79,7 @@ __all__ = [
     "NamespaceSurfaceExcludes",
     "NamespaceVersionMismatch",
     "ObservationTooLarge",
+    "RegistryInvalid",
     "ResolutionFailed",
     "RouteError",
     "RuntimeMisconfigured",
@@ -156,6 +160,15 @@ class ObservationTooLarge(TableError):
     """The handler's result exceeds the table's observation cap."""
 
     code = "observation_too_large"
+
+
+class RegistryInvalid(TableError):
+    """A table could not be built or loaded: bad name, description or schema, bad spec.
+
+    Raised at construction (never by a dispatch), so a bad table fails at import.
+    """
+
+    code = "registry_invalid"
 
 
 # --------------------------------------------------------------------------- #
@@ -303,3 +316,13 @@ class SecurityLevelMismatch(RouteError):
 
 class SecurityLevelUnavailable(RouteError):
     code = "dispatcher.security_level_unavailable"
+
+
+class InternalFailure(RouteError):
+    """An unexpected exception in the dispatcher itself (a bug), reported without its text.
+
+    The MCP server turns any non-``RouteError`` exception of a call into this,
+    so a bad call never ends the server and exception text never reaches a client.
+    """
+
+    code = "dispatcher.internal_error"

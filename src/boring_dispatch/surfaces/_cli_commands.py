@@ -71,7 +71,11 @@ def _names(options: argparse.Namespace) -> int:
         return 0
     from boring_dispatch.golden import compare, format_difference
 
-    difference = compare(names, Path(options.golden))
+    try:
+        difference = compare(names, Path(options.golden))
+    except OSError as error:
+        sys.stderr.write(f"error: cannot read golden file: {error.strerror}\n")
+        return 2
     if difference.ok:
         sys.stdout.writelines(f"{name}\n" for name in names)
         return 0

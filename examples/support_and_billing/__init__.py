@@ -1,0 +1,1 @@
+"""Two product surfaces, support and billing: shared handler code, separate tables."""

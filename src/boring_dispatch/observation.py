@@ -1,0 +1,111 @@
+"""The small observation every Python-table call returns.
+
+One envelope, two shapes (ARCHITECTURE.md section 2)::
+
+    {"ok": true, "result": ...}
+    {"ok": false, "error": {"code", "message", "details"?, "correlation_id"?}}
+
+An observation is built only by the pipeline; a handler never builds one. It
+never holds a traceback, and ``ok`` is true only for a handler that returned.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Final, final
+
+from boring_dispatch.errors import InvalidArguments, TableError
+
+__all__ = ["Observation", "ObservationError"]
+
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ObservationError:
+    """The ``error`` part of a failed observation."""
+
+    #: Stable identity of the failure (``unknown_tool``, ``internal_error``, ...).
+    code: str
+    #: A short text for people and models; never argument values or a traceback.
+    message: str
+    #: ``(path, reason)`` pairs of ``invalid_arguments``; never the submitted values.
+    details: tuple[tuple[str, str], ...] = ()
+    #: Set for ``internal_error``: the key of the server-side log line with the traceback.
+    correlation_id: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        """The JSON object of the envelope's ``error`` member."""
+        payload: dict[str, object] = {"code": self.code, "message": self.message}
+        if self.details:
+            payload["details"] = [{"path": p, "message": m} for p, m in self.details]
+        if self.correlation_id is not None:
+            payload["correlation_id"] = self.correlation_id
+        return payload
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What one call produced: a JSON-serializable result, or an error.
+
+    Build one with :meth:`success`, :meth:`failure` or :meth:`from_error`.
+
+    Raises:
+        ValueError: at construction, when ``ok`` and ``error`` disagree.
+    """
+
+    ok: bool
+    #: The handler's return value (JSON-serializable; checked by the pipeline).
+    result: object = None
+    error: ObservationError | None = None
+
+    def __post_init__(self) -> None:
+        if self.ok == (self.error is not None):
+            raise ValueError("an observation is either ok with a result or failed with an error")
+
+    @classmethod
+    def success(cls, result: object) -> Observation:
+        """An ok observation holding ``result``."""
+        return cls(ok=True, result=result)
+
+    @classmethod
+    def failure(
+        cls,
+        code: str,
+        message: str,
+        *,
+        details: tuple[tuple[str, str], ...] = (),
+        correlation_id: str | None = None,
+    ) -> Observation:
+        """A failed observation with the given error code and message."""
+        return cls(ok=False, error=ObservationError(code, message, details, correlation_id))
+
+    @classmethod
+    def from_error(cls, error: TableError) -> Observation:
+        """The observation of a table refusal (its ``code``, message and details)."""
+        details = error.details if isinstance(error, InvalidArguments) else ()
+        return cls(ok=False, error=ObservationError(error.code, error.message, details))
+
+    @property
+    def code(self) -> str:
+        """``"ok"`` or the error code: the one word an audit line records."""
+        return "ok" if self.error is None else self.error.code
+
+    def to_json(self) -> dict[str, object]:
+        """The envelope as a JSON-ready dict (the result is not copied)."""
+        if self.error is None:
+            return {"ok": True, "result": self.result}
+        return {"ok": False, "error": self.error.to_json()}
+
+    def to_text(self) -> str:
+        """The envelope as compact one-line JSON text (UTF-8, not ASCII-escaped).
+
+        Raises:
+            ValueError: the result holds NaN/Infinity or a circular reference.
+            TypeError: the result is not JSON-serializable (the pipeline never
+                returns such an observation).
+        """
+        return _ENCODER.encode(self.to_json())
