@@ -1,0 +1,31 @@
+"""`make demo`: the essay's live box, then the example repository, then an MCP session.
+
+Every line printed comes from a real call: a Python table, the `dispatcher` CLI
+run as a subprocess, and the MCP server driven by the official SDK's client.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from examples import demo_mcp, demo_repository, live_box  # noqa: E402
+
+
+def main() -> int:
+    parts = (
+        ("1. A Python table: the essay's live box", live_box.main),
+        ("2. A blueprint repository through the CLI", demo_repository.main),
+        ("3. The same repository over MCP", demo_mcp.main),
+    )
+    status = 0
+    for title, part in parts:
+        print(f"\n=== {title} " + "=" * max(0, 66 - len(title)))
+        status |= part()
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

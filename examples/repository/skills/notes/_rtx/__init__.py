@@ -1,0 +1,1 @@
+"""The ``notes._rtx`` module: its files form one package, so relative imports work."""
