@@ -153,6 +153,11 @@ class Route:
     warnings: tuple[RouteWarning, ...] = ()
     #: Names of the secret/credential arguments (argument mode); they travel on stdin.
     sensitive_arguments: tuple[str, ...] = field(default=())
+    #: The configured module roots (``RepositoryConfig.module_roots``): the runner
+    #: removes ``sys.path`` entries that equal, contain or lie inside any of them.
+    module_roots: tuple[Path, ...] = field(default=())
+    #: Owners of the namespace gates the call crossed, outermost first.
+    crossed_gates: tuple[str, ...] = field(default=())
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +170,13 @@ class ExecLimits:
     max_output_bytes: int = 1_048_576
     #: Bytes accepted on stdin.
     max_stdin_bytes: int = 4_194_304
+    #: Child rlimits, set by the runner before any gateway code runs (``None``: unchanged).
+    #: ``RLIMIT_CORE`` is always 0. CPU seconds, open files, bytes per written file,
+    #: address space.
+    max_cpu_seconds: int | None = None
+    max_open_files: int | None = 256
+    max_file_bytes: int | None = 1 << 30
+    max_memory_bytes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,7 +95,7 @@ def _resolve(
         )
 
     # authorize: namespace gates below the common ancestor, then the terminal export
-    authorize(
+    authorization = authorize(
         loader,
         caller=request.caller,
         target=request.target,
@@ -123,6 +123,8 @@ def _resolve(
         cwd=terminal.root,
         repository_root=config.repository_root,
         config_path=config.config_path,
+        module_roots=config.module_roots,
+        crossed_gates=authorization.crossed_gates,
         security_level=level,
         output_audiences=output_audiences(interface),
         warnings=warnings,
