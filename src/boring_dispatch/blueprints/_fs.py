@@ -1,0 +1,270 @@
+"""Symlink-free, descriptor-based file access for the routing path (SECURITY.md A, section 3).
+
+Every path is walked one component at a time from ``/``: each directory is
+opened with ``O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC`` relative to the
+descriptor of its parent (``dir_fd``), so a symlink anywhere in the path,
+including system-level ones, is refused instead of followed. A file is first
+``lstat``-ed through its directory descriptor (so FIFOs and devices are never
+opened), then opened with ``O_NOFOLLOW | O_NONBLOCK``, checked again with
+``fstat`` (still the same inode, a regular file, not world-writable, within
+the size cap) and read from that descriptor only: it is never re-opened by
+path, so swapping a component for a symlink between checks cannot redirect
+the read.
+
+What this does not protect against: a writer who can modify the real files
+(hard links and group-writable files are accepted, so that ordinary
+checkouts under ``umask 002`` work; directories are not checked for
+permissions, since temporary directories are world-writable).
+
+Nothing here lists a directory. Refusals are :class:`FsRefusal`, which every
+caller translates into its own ``dispatcher.*`` error at once; it never
+escapes the blueprints package.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import Final, Literal
+
+__all__ = [
+    "MAX_BLUEPRINT_BYTES",
+    "MAX_CONFIG_BYTES",
+    "FsRefusal",
+    "Reason",
+    "directory_identity",
+    "read_regular",
+    "relative_parts",
+    "stat_regular",
+]
+
+#: Cap on a module or source blueprint. The largest in the famulus corpus is
+#: about 69 KB, so this leaves more than tenfold room while bounding the work
+#: an oversized (or endlessly growing) file can cause.
+MAX_BLUEPRINT_BYTES: Final = 1 << 20
+#: Cap on ``officina.toml``; the real one is a few hundred bytes.
+MAX_CONFIG_BYTES: Final = 64 << 10
+
+#: Why a path was refused.
+#: ``missing``: a component does not exist (or its name is too long to exist);
+#: ``symlink``: a component is a symbolic link;
+#: ``not_directory``: a non-final component is not a directory;
+#: ``not_regular``: the final object is not a regular file (FIFO, socket,
+#: device, directory), or changed between ``lstat`` and ``open``;
+#: ``unsafe_mode``: the file is world-writable;
+#: ``too_large``: more bytes than the cap;
+#: ``io``: any other operating-system failure while opening (permissions...);
+#: ``unreadable``: reading the opened file failed;
+#: ``invalid_path``: the path text itself is not acceptable (relative, NUL...).
+Reason = Literal[
+    "missing",
+    "symlink",
+    "not_directory",
+    "not_regular",
+    "unsafe_mode",
+    "too_large",
+    "io",
+    "unreadable",
+    "invalid_path",
+]
+
+_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+_READ_CHUNK: Final = 1 << 16
+
+
+class FsRefusal(Exception):
+    """A path failed one of the checks; ``reason`` says which. Internal only."""
+
+    def __init__(self, reason: Reason, path: Path) -> None:
+        super().__init__(f"{reason}: {path}")
+        self.reason: Final = reason
+        self.path: Final = path
+
+
+def relative_parts(text: object) -> tuple[str, ...] | None:
+    """Split an authored relative POSIX path, or ``None`` when it is unsafe.
+
+    Refused: anything but a non-empty string, an absolute path, a backslash,
+    a NUL, and empty, ``.`` or ``..`` segments (so also ``//`` and a trailing
+    slash). ``~`` and ``C:`` have no special meaning here: they are ordinary
+    names below the base directory.
+    """
+    if not isinstance(text, str) or not text or text.startswith("/"):
+        return None
+    if "\\" in text or "\x00" in text:
+        return None
+    parts = tuple(text.split("/"))
+    if any(part in ("", ".", "..") for part in parts):
+        return None
+    return parts
+
+
+def read_regular(path: Path, cap: int) -> bytes:
+    """Read a regular file reached without following any symlink.
+
+    Args:
+        path: An absolute, lexically clean path.
+        cap: The largest accepted size in bytes.
+
+    Returns:
+        The file's bytes (at most ``cap``).
+
+    Raises:
+        FsRefusal: see :data:`Reason`.
+    """
+    directory = _open_parent(path)
+    try:
+        fd = _open_leaf(directory, path)
+    finally:
+        os.close(directory)
+    try:
+        info = os.fstat(fd)
+        if info.st_size > cap:
+            raise FsRefusal("too_large", path)
+        data = _read_capped(fd, min(info.st_size, cap) + 1, cap, path)
+    finally:
+        os.close(fd)
+    if len(data) > cap:  # the file grew after fstat
+        raise FsRefusal("too_large", path)
+    return data
+
+
+def stat_regular(path: Path) -> os.stat_result:
+    """Check, without reading it, that ``path`` is a symlink-free regular file.
+
+    This is a point-in-time check (whoever executes the file later must not
+    trust it beyond that): it walks the directories by descriptor and
+    ``fstat``s the opened file.
+
+    Raises:
+        FsRefusal: see :data:`Reason` (never ``too_large``).
+    """
+    directory = _open_parent(path)
+    try:
+        fd = _open_leaf(directory, path)
+    finally:
+        os.close(directory)
+    try:
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
+def directory_identity(path: Path) -> tuple[int, int]:
+    """``(st_dev, st_ino)`` of a directory reached without following any symlink.
+
+    Raises:
+        FsRefusal: a component is missing, a symlink or not a directory.
+    """
+    fd = _walk(path, _parts(path))
+    try:
+        info = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return info.st_dev, info.st_ino
+
+
+# --------------------------------------------------------------------------- #
+
+
+def _parts(path: Path) -> tuple[str, ...]:
+    text = str(path)
+    if not text.startswith("/") or "\x00" in text:
+        raise FsRefusal("invalid_path", path)
+    parts = tuple(part for part in text.split("/") if part)
+    if any(part in (".", "..") for part in parts):
+        raise FsRefusal("invalid_path", path)
+    return parts
+
+
+def _open_parent(path: Path) -> int:
+    parts = _parts(path)
+    if not parts:
+        raise FsRefusal("not_regular", path)
+    return _walk(path, parts[:-1])
+
+
+def _walk(path: Path, names: tuple[str, ...]) -> int:
+    """Open ``/`` then each name below it as a directory; return the last descriptor."""
+    fd = os.open("/", _DIR_FLAGS)
+    try:
+        for name in names:
+            try:
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise _classify(exc, fd, name, path, directory=True) from None
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_leaf(directory: int, path: Path) -> int:
+    name = path.name
+    try:
+        before = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except OSError as exc:
+        raise _classify(exc, directory, name, path, directory=False) from None
+    if stat.S_ISLNK(before.st_mode):
+        raise FsRefusal("symlink", path)
+    if not stat.S_ISREG(before.st_mode):
+        raise FsRefusal("not_regular", path)
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=directory)
+    except OSError as exc:
+        raise _classify(exc, directory, name, path, directory=False) from None
+    try:
+        _check_opened(os.fstat(fd), before, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_opened(after: os.stat_result, before: os.stat_result, path: Path) -> None:
+    """The opened file is the one ``lstat`` saw, still regular, and not world-writable."""
+    same = (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
+    if not stat.S_ISREG(after.st_mode) or not same:
+        raise FsRefusal("not_regular", path)
+    if after.st_mode & stat.S_IWOTH:
+        raise FsRefusal("unsafe_mode", path)
+
+
+def _read_capped(fd: int, first: int, cap: int, path: Path) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    want = first
+    while total <= cap:
+        try:
+            chunk = os.read(fd, min(want, cap + 1 - total))
+        except OSError:
+            raise FsRefusal("unreadable", path) from None
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+        want = _READ_CHUNK
+    return b"".join(chunks)
+
+
+def _classify(exc: OSError, parent: int, name: str, path: Path, *, directory: bool) -> FsRefusal:
+    """Name the failure of an ``open``/``lstat``; the request fails whatever the answer."""
+    if exc.errno in (errno.ENOENT, errno.ENAMETOOLONG):
+        return FsRefusal("missing", path)
+    if exc.errno == errno.ELOOP:
+        return FsRefusal("symlink", path)
+    if exc.errno == errno.ENOTDIR and directory:
+        # O_DIRECTORY|O_NOFOLLOW reports a symlink as ENOTDIR: look (without following).
+        try:
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except OSError:
+            return FsRefusal("io", path)
+        if stat.S_ISLNK(info.st_mode):
+            return FsRefusal("symlink", path)
+        return FsRefusal("not_directory", path)
+    return FsRefusal("io", path)
