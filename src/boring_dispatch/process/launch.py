@@ -1,0 +1,338 @@
+"""Launch a gateway in a confined child process: argv, streaming (CLI) and capture (MCP, nested).
+
+Every launch is ``sys.executable -I -B -X utf8 -m boring_dispatch.process.runner``
+with the runner's fixed options, ``--`` and the compiled command; never a
+shell, ``close_fds=True``, a new session (so a new process group whose id is
+the child's pid), no ``preexec_fn``, cwd = the terminal module root, the
+environment from :func:`~boring_dispatch.process.env.child_environment`, and
+stdin either the given bytes (then closed) or ``/dev/null``: the child never
+inherits the dispatcher's stdin.
+
+On timeout (and, when capturing, when a stream exceeds its cap) the whole
+process group is ended: ``SIGTERM``, a short grace, ``SIGKILL``, then a
+bounded wait until ``killpg(pgid, 0)`` reports no live member. The leader is
+not reaped before the group is signalled, so its pid (the group id) cannot be
+reused by an unrelated process in between. Then every process left in the
+child's session is killed too: a nested call made from inside a gateway
+starts its own process group (so that its own timeout can end it) but stays
+in the outer session, so ending the outer call also ends the calls it made.
+A process that starts its own session (``setsid``) escapes all of this; the
+session is a tidy-up mechanism, not a container.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from contextlib import suppress
+from typing import IO, Final
+
+from boring_dispatch.errors import (
+    InvalidRouteRequest,
+    LaunchFailed,
+    ResolutionFailed,
+    RuntimeMisconfigured,
+)
+from boring_dispatch.observe.trace import span
+from boring_dispatch.process._groups import end_group
+from boring_dispatch.process._pump import pump
+from boring_dispatch.process.env import child_environment
+from boring_dispatch.process.runner import OPTIONS, SEPARATOR
+from boring_dispatch.types import ExecLimits, ExecutionResult, Route
+
+__all__ = [
+    "MAX_ARGV_BYTES",
+    "MAX_ARGV_TOKENS",
+    "MAX_TOKEN_BYTES",
+    "RUNNER_MODULE",
+    "TIMEOUT_EXIT_CODE",
+    "check_argv",
+    "child_argv",
+    "run_captured",
+    "run_streaming",
+]
+
+RUNNER_MODULE: Final = "boring_dispatch.process.runner"
+#: One argv element, in UTF-8 bytes (Linux refuses 128 KiB with E2BIG).
+MAX_TOKEN_BYTES: Final = 64 * 1024
+#: All argv elements together, in UTF-8 bytes plus one terminator each.
+MAX_ARGV_BYTES: Final = 1024 * 1024
+MAX_ARGV_TOKENS: Final = 4096
+#: What :func:`run_streaming` returns when the timeout ended the child (as coreutils ``timeout``).
+TIMEOUT_EXIT_CODE: Final = 124
+_FEEDER_JOIN_S: Final = 5.0
+
+
+def check_argv(tokens: Sequence[str]) -> None:
+    """Refuse an argument vector that cannot reach a child byte for byte.
+
+    Raises:
+        ResolutionFailed: an element is not a string, contains NUL, is not
+            encodable as UTF-8 (a lone surrogate), is longer than
+            :data:`MAX_TOKEN_BYTES`, or the vector has more than
+            :data:`MAX_ARGV_TOKENS` elements or :data:`MAX_ARGV_BYTES` bytes.
+    """
+    if len(tokens) > MAX_ARGV_TOKENS:
+        raise ResolutionFailed("too many arguments")
+    total = 0
+    for index, token in enumerate(tokens):
+        if not isinstance(token, str):
+            raise ResolutionFailed(f"argument {index} is not a string")
+        if "\x00" in token:
+            raise ResolutionFailed(f"argument {index} contains a NUL character")
+        try:
+            size = len(token.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ResolutionFailed(f"argument {index} is not valid Unicode text") from None
+        if size > MAX_TOKEN_BYTES:
+            raise ResolutionFailed(f"argument {index} is longer than {MAX_TOKEN_BYTES} bytes")
+        total += size + 1
+    if total > MAX_ARGV_BYTES:
+        raise ResolutionFailed(f"arguments are longer than {MAX_ARGV_BYTES} bytes in total")
+
+
+def child_argv(route: Route, limits: ExecLimits | None = None) -> tuple[str, ...]:
+    """The complete child command for ``route``; the compiled command follows ``--``.
+
+    Raises:
+        ResolutionFailed: the route's Python target disagrees with its binding,
+            or :func:`check_argv` refuses the result.
+    """
+    limits = ExecLimits() if limits is None else limits
+    target = route.python_target
+    if target.process_entry != route.binding.entry:
+        raise ResolutionFailed(
+            "process entry differs between binding and target",
+            caller_module_id=route.caller_module_id,
+            target_module_id=route.target_module_id,
+        )
+    options = (
+        route.target_module_id,
+        route.implementing_source_id,
+        route.target,
+        str(route.cwd),
+        str(route.repository_root),
+        str(route.config_path),
+        json.dumps([str(root) for root in route.module_roots]),
+        target.logical_package,
+        target.logical_entrypoint,
+        _limits_token(limits),
+        target.gateway_path,
+        target.process_entry,
+    )
+    argv = (
+        sys.executable,
+        "-I",
+        "-B",
+        "-X",
+        "utf8",
+        "-m",
+        RUNNER_MODULE,
+        *(f"--{name}={value}" for name, value in zip(OPTIONS, options, strict=True)),
+        SEPARATOR,
+        *route.binding.command,
+    )
+    try:
+        check_argv(argv)
+    except ResolutionFailed as error:
+        raise ResolutionFailed(
+            error.message,
+            caller_module_id=route.caller_module_id,
+            target_module_id=route.target_module_id,
+        ) from None
+    return argv
+
+
+def _limits_token(limits: ExecLimits) -> str:
+    def opt(value: int | None) -> str:
+        return "-" if value is None else str(int(value))
+
+    return ",".join(
+        (
+            f"timeout={limits.timeout_s!r}",
+            f"output={int(limits.max_output_bytes)}",
+            f"stdin={int(limits.max_stdin_bytes)}",
+            f"cpu={opt(limits.max_cpu_seconds)}",
+            f"nofile={opt(limits.max_open_files)}",
+            f"fsize={opt(limits.max_file_bytes)}",
+            f"as={opt(limits.max_memory_bytes)}",
+        )
+    )
+
+
+def _check_limits(route: Route, limits: ExecLimits, stdin: bytes | None) -> None:
+    numbers = (
+        limits.max_output_bytes,
+        limits.max_stdin_bytes,
+        limits.max_cpu_seconds,
+        limits.max_open_files,
+        limits.max_file_bytes,
+        limits.max_memory_bytes,
+    )
+    timeout_ok = isinstance(limits.timeout_s, int | float) and limits.timeout_s > 0
+    if not (timeout_ok and math.isfinite(limits.timeout_s)) or any(
+        n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0) for n in numbers
+    ):
+        raise RuntimeMisconfigured("execution limits are out of range")
+    if stdin is not None and len(stdin) > limits.max_stdin_bytes:
+        raise InvalidRouteRequest(
+            "stdin exceeds the limit",
+            caller_module_id=route.caller_module_id,
+            target_module_id=route.target_module_id,
+        )
+
+
+def _in_gateway() -> bool:
+    """Whether this process is itself a gateway (a runner bound its runtime context)."""
+    from boring_dispatch.gateway import runtime_context
+
+    return runtime_context() is not None
+
+
+def _spawn(
+    route: Route, argv: Sequence[str], trace_id: str | None, *, stdin: bool, capture: bool
+) -> subprocess.Popen[bytes]:
+    out = subprocess.PIPE if capture else None
+    nested = _in_gateway()
+    try:
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            cwd=route.cwd,
+            env=child_environment(trace_id=trace_id),
+            close_fds=True,
+            # A top-level call gets a new session; a nested one a new group in the outer session.
+            start_new_session=not nested,
+            process_group=0 if nested else None,
+            shell=False,
+        )
+    except (OSError, ValueError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else "error"
+        raise LaunchFailed(
+            f"cannot start the gateway process: {reason}",
+            caller_module_id=route.caller_module_id,
+            target_module_id=route.target_module_id,
+            interface_id=route.target,
+        ) from error
+
+
+def _span_ids(route: Route) -> dict[str, str]:
+    return {
+        "interface_id": route.target,
+        "module_id": route.target_module_id,
+        "caller_module_id": route.caller_module_id,
+    }
+
+
+def _status(code: int | None, *, timed_out: bool = False, truncated: bool = False) -> str:
+    if timed_out:
+        return "timed_out"
+    if truncated:
+        return "truncated"
+    if code is None or code < 0:
+        return "signal"
+    return "ok" if code == 0 else "exit_nonzero"
+
+
+def run_streaming(
+    route: Route, *, stdin: bytes | None, limits: ExecLimits, trace_id: str | None
+) -> int:
+    """Run the gateway with its stdout and stderr passed straight through (the CLI).
+
+    Returns:
+        The child's exit status; ``128 + N`` when signal ``N`` ended it; and
+        :data:`TIMEOUT_EXIT_CODE` (124) when the timeout ended the group.
+
+    Raises:
+        ResolutionFailed: :func:`check_argv` refused the child command.
+        InvalidRouteRequest: ``stdin`` is larger than ``limits.max_stdin_bytes``.
+        LaunchFailed: the OS could not start the child.
+    """
+    _check_limits(route, limits, stdin)
+    argv = child_argv(route, limits)
+    with span("dispatcher.process", trace_id, **_span_ids(route)) as timer:
+        proc = _spawn(route, argv, trace_id, stdin=stdin is not None, capture=False)
+        feeder = _feed_in_background(proc.stdin, stdin)
+        try:
+            code = proc.wait(timeout=limits.timeout_s)
+        except subprocess.TimeoutExpired:
+            end_group(proc)
+            timer.status = "timed_out"
+            return TIMEOUT_EXIT_CODE
+        finally:
+            if proc.returncode is None:
+                end_group(proc)  # an exception (KeyboardInterrupt) left the wait
+            if feeder is not None:
+                feeder.join(_FEEDER_JOIN_S)
+        timer.status = _status(code)
+        return code if code >= 0 else 128 - code
+
+
+def _feed_in_background(pipe: IO[bytes] | None, data: bytes | None) -> threading.Thread | None:
+    if pipe is None:
+        return None
+
+    def feed() -> None:
+        with suppress(OSError), pipe:
+            pipe.write(data or b"")
+
+    thread = threading.Thread(target=feed, name="gateway-stdin", daemon=True)
+    thread.start()
+    return thread
+
+
+def run_captured(
+    route: Route, *, stdin: bytes | None, limits: ExecLimits, trace_id: str | None
+) -> ExecutionResult:
+    """Run the gateway capturing both streams (MCP, programmatic and nested calls).
+
+    Both pipes are drained concurrently (one selector loop, which also feeds
+    stdin), each is capped at ``limits.max_output_bytes``; exceeding a cap or
+    the timeout ends the whole process group. Output is decoded as UTF-8 with
+    replacement.
+
+    Raises:
+        ResolutionFailed: :func:`check_argv` refused the child command.
+        InvalidRouteRequest: ``stdin`` is larger than ``limits.max_stdin_bytes``.
+        LaunchFailed: the OS could not start the child.
+    """
+    _check_limits(route, limits, stdin)
+    argv = child_argv(route, limits)
+    began = time.monotonic()
+    with span("dispatcher.process", trace_id, **_span_ids(route)) as timer:
+        proc = _spawn(route, argv, trace_id, stdin=stdin is not None, capture=True)
+        try:
+            captured = pump(proc, stdin, limits.max_output_bytes, began + limits.timeout_s)
+            if captured.timed_out or captured.stdout_truncated or captured.stderr_truncated:
+                end_group(proc)
+            else:
+                try:
+                    proc.wait(timeout=max(0.0, began + limits.timeout_s - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    captured.timed_out = True
+                    end_group(proc)
+        finally:
+            if proc.returncode is None:
+                end_group(proc)
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                if pipe is not None:
+                    with suppress(OSError):
+                        pipe.close()
+        truncated = captured.stdout_truncated or captured.stderr_truncated
+        timer.status = _status(proc.returncode, timed_out=captured.timed_out, truncated=truncated)
+        return ExecutionResult(
+            exit_code=proc.returncode,
+            stdout=captured.stdout.decode("utf-8", "replace"),
+            stderr=captured.stderr.decode("utf-8", "replace"),
+            stdout_truncated=captured.stdout_truncated,
+            stderr_truncated=captured.stderr_truncated,
+            timed_out=captured.timed_out,
+            duration_ms=(time.monotonic() - began) * 1000.0,
+        )
