@@ -11,7 +11,7 @@ import copy
 import ipaddress
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from hypothesis import strategies as st
 
@@ -529,5 +529,98 @@ def blueprint_data_mutations(draw: st.DrawFn, data: Mapping[str, object]) -> dic
                 del node[key]
             else:
                 node[key] = draw(_ANY_VALUE)
+            break
+    return mutated
+
+
+# --------------------------------------------------------------------------- #
+# Binding: argv vectors that exercise pattern tokenising, random pattern-mode
+# bindings, and mutations that also reach inside lists (patterns, fixed
+# bindings, direct_io entries).
+
+BINDING_FLAGS: Final = ("--a", "--b", "-c", "--date", "--route-smoke")
+_BINDING_TOKENS: Final = (
+    *BINDING_FLAGS,
+    "--a=1",
+    "--b=",
+    "-c=x",
+    "--",
+    "-",
+    "x",
+    "1",
+    "",
+    "-5",
+    "2026-01-02",
+)
+
+
+def binding_argv() -> st.SearchStrategy[list[str]]:
+    """An argv mixing declared-looking flags, inline values, ``--`` and hostile tokens."""
+    return st.lists(st.sampled_from(_BINDING_TOKENS) | argv_tokens(), max_size=8)
+
+
+_JUNK: Final = _ANY_VALUE | st.sampled_from(["(", "[a-", "(a+)+$", "^.*$", "x" * 1100, "\x00"])
+_FLAG_LISTS: Final = st.lists(st.sampled_from(BINDING_FLAGS), max_size=3)
+_REGEXES: Final = st.sampled_from(["^.+$", r"^\d+$", "x", "^(a|b)$", "(", "(a+)+", "a" * 1030])
+
+
+def pattern_objects() -> st.SearchStrategy[dict[str, object]]:
+    """One pattern: plausible values for its keys, or junk of any type."""
+
+    def either(good: st.SearchStrategy[object]) -> st.SearchStrategy[object]:
+        return good | _JUNK
+
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "name": either(st.sampled_from(["one", "two", "one"])),
+            "min_positionals": either(st.integers(0, 3)),
+            "max_positionals": either(st.integers(0, 4)),
+            "allow_extra_positionals": either(st.booleans()),
+            "allow_stdin": either(st.booleans()),
+            "positional_patterns": either(
+                st.dictionaries(st.sampled_from(["0", "1", 2]), _REGEXES, max_size=2)
+            ),
+            "flag_patterns": either(
+                st.dictionaries(st.sampled_from(BINDING_FLAGS), _REGEXES, max_size=3)
+            ),
+            "required_flags": either(_FLAG_LISTS),
+            "allowed_flags": either(_FLAG_LISTS),
+            "forbidden_flags": either(_FLAG_LISTS),
+            "notes": _JUNK,
+        },
+    )
+
+
+def pattern_bindings() -> st.SearchStrategy[dict[str, object]]:
+    """A pattern-mode source interface with one to three random patterns."""
+    binding = st.fixed_dictionaries(
+        {
+            "kind": st.just("process") | _JUNK,
+            "entry": st.just("Interface") | _JUNK,
+            "patterns": st.lists(pattern_objects(), min_size=1, max_size=3) | _JUNK,
+        },
+        optional={"args_prefix": st.lists(st.sampled_from(["read", "x", ""]), max_size=2) | _JUNK},
+    )
+    return binding.map(lambda body: {"version": 1, "process_binding": body})
+
+
+@st.composite
+def nested_mutations(draw: st.DrawFn, data: object) -> object:
+    """A deep copy of ``data`` with one to three mapping or list nodes dropped or replaced."""
+    mutated = copy.deepcopy(data)
+    for _ in range(draw(st.integers(1, 3))):
+        node: Any = mutated
+        while isinstance(node, dict | list) and node:
+            keys = sorted(node, key=repr) if isinstance(node, dict) else list(range(len(node)))
+            key = draw(st.sampled_from(keys))
+            child = node[key]
+            if isinstance(child, dict | list) and child and draw(st.integers(0, 3)):
+                node = child
+                continue
+            if draw(st.booleans()):
+                del node[key]
+            else:
+                node[key] = draw(_JUNK)
             break
     return mutated

@@ -61,6 +61,8 @@ class RuntimeContext:
     max_output_bytes: int
     #: Stdin cap for nested calls.
     max_stdin_bytes: int
+    #: The running route's security level: nested calls may not exceed it (None: unknown).
+    level: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +161,7 @@ class _Gateway:
             argv=projection_argv(positionals, options or {}),
             stdin=data is not None,
             host=False,
+            max_level=context.level,
         )
         limits = ExecLimits(
             timeout_s=remaining,

@@ -87,6 +87,9 @@ class RouteRequest:
     host: bool = True
     #: When set (MCP tools), the derived security level must equal this tier.
     tier: int | None = None
+    #: When set (nested calls), the derived level may not exceed it: the level of
+    #: the route that makes the call, so a level-0 gateway cannot reach level 2.
+    max_level: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -83,13 +83,21 @@ def _resolve(
     try:
         level: int | None = derive_level(interface, terminal)
     except SecurityLevelUnavailable:
-        if request.tier is not None:
+        if request.tier is not None or request.max_level is not None:
             raise
         level = None
     if request.tier is not None and level != request.tier:
         raise SecurityLevelMismatch(
             f"{request.target} is security level {level}, not {request.tier}: "
             f"call invoke_security_{level}",
+            target_module_id=target_module_id,
+            interface_id=request.target,
+        )
+
+    if request.max_level is not None and level is not None and level > request.max_level:
+        raise SecurityLevelMismatch(
+            f"{request.target} is security level {level}, above the level "
+            f"{request.max_level} of the calling route",
             target_module_id=target_module_id,
             interface_id=request.target,
         )

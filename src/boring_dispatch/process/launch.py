@@ -124,6 +124,7 @@ def child_argv(route: Route, limits: ExecLimits | None = None) -> tuple[str, ...
         _limits_token(limits),
         target.gateway_path,
         target.process_entry,
+        "-" if route.security_level is None else str(route.security_level),
     )
     argv = (
         sys.executable,

@@ -5,7 +5,7 @@ Command line (built only by :func:`boring_dispatch.process.launch.child_argv`)::
     --module-id=ID --source-id=ID --interface-id=ID --module-root=ABS --repo-root=ABS
     --config=ABS --module-roots=JSON --logical-package=PKG --logical-entrypoint=PKG.X
     --limits=timeout=S,output=N,stdin=N,cpu=N|-,nofile=N|-,fsize=N|-,as=N|-
-    --gateway=REL.py --entry=Class -- COMMAND...
+    --gateway=REL.py --entry=Class --level=0|1|2|- -- COMMAND...
 
 Every option sits at a fixed position with its exact name; the token after
 them must be ``--``, and everything after it is the gateway's argv, never
@@ -75,6 +75,7 @@ OPTIONS: Final = (
     "limits",
     "gateway",
     "entry",
+    "level",
 )
 #: The token that ends the runner's options; the gateway argv follows it.
 SEPARATOR: Final = "--"
@@ -111,6 +112,8 @@ class Spec:
     rlimits: tuple[tuple[str, int], ...]
     gateway_path: str
     entry: str
+    #: The route's derived security level: the ceiling of its nested calls (None: unknown).
+    level: int | None
     command: tuple[str, ...]
 
 
@@ -150,6 +153,7 @@ def parse_spec(argv: Sequence[str]) -> Spec:
         rlimits=rlimits,
         gateway_path=values["gateway"],
         entry=values["entry"],
+        level=_parse_level(values["level"]),
         command=tuple(argv[count + 1 :]),
     )
 
@@ -187,6 +191,14 @@ def _entrypoint(package: str, gateway_path: str) -> str:
     if names[-1] == "__init__":
         names.pop()
     return ".".join([package, *names])
+
+
+def _parse_level(text: str) -> int | None:
+    if text == "-":
+        return None
+    if text not in {"0", "1", "2"}:
+        raise RunnerError("--level must be 0, 1, 2 or -")
+    return int(text)
 
 
 def _parse_roots(text: str) -> tuple[str, ...]:
@@ -348,6 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             deadline=time.monotonic() + spec.timeout_s,
             max_output_bytes=spec.max_output_bytes,
             max_stdin_bytes=spec.max_stdin_bytes,
+            level=spec.level,
         )
     )
     with span(

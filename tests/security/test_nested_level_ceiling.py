@@ -1,0 +1,141 @@
+"""A nested call may not exceed the security level of the route that makes it.
+
+Without this rule a level-0 interface, served by ``invoke_security_0`` as
+read-only, could reach a level-2 interface from inside its gateway and the MCP
+tier would mean nothing. The level of the running route travels to the child
+(runner option ``--level``) and bounds every ``self.dispatch`` it makes.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from case_data import RepositorySpec, _write
+from mcp_kit import _contract, _module, _outputs
+
+from boring_dispatch.blueprints.repository import Repository
+from boring_dispatch.types import RouteRequest
+
+GATEWAY = textwrap.dedent(
+    """
+    import json, sys
+    from boring_dispatch.errors import DispatchError
+    from boring_dispatch.gateway import ArgvInterface
+
+
+    class Reach(ArgvInterface):
+        def run(self, argv):
+            try:
+                result = self.dispatch(argv[0], version=1)
+            except DispatchError as error:
+                print(json.dumps({"refused": error.code}))
+                return 0
+            print(json.dumps({"exit_code": result.exit_code, "stdout": result.stdout}))
+            return 0
+
+
+    class Hello(ArgvInterface):
+        def run(self, argv):
+            print("hello")
+            return 0
+    """
+)
+#: export name -> (entry class, derived level; None = no contract)
+EXPORTS = {
+    "reach-0": ("Reach", 0),
+    "reach-1": ("Reach", 1),
+    "reach-2": ("Reach", 2),
+    "reach-none": ("Reach", None),
+    "target-0": ("Hello", 0),
+    "target-1": ("Hello", 1),
+    "target-2": ("Hello", 2),
+    "target-none": ("Hello", None),
+}
+ANY_ARGV = {"min_positionals": 0, "allow_extra_positionals": True}
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    public = {"allow_all_modules": True, "allowed_callers": []}
+    interfaces: dict[str, object] = {}
+    for name, (entry, level) in EXPORTS.items():
+        body: dict[str, object] = {
+            "version": 1,
+            "process_binding": {"kind": "process", "entry": entry, "patterns": [ANY_ARGV]},
+        }
+        contract = _contract(_outputs("machine", "machine"), level)
+        if contract is not None:
+            body["contract"] = contract
+        interfaces[f"tools.source.main.interface.{name}"] = body
+    tools = _module(
+        "tools",
+        skill=True,
+        authority={"owns_filesystem": [{"match": "exact", "path": "data/state.json"}]},
+        sources={"tools.source.main": {"blueprint": {"base": "module-root", "path": "main.yaml"}}},
+        exports={
+            f"tools.interface.{name}": {
+                "source_interface": f"tools.source.main.interface.{name}",
+                "access": public,
+            }
+            for name in EXPORTS
+        },
+    )
+    source = {
+        "schema_version": 6,
+        "node_type": "behavioral_source",
+        "id": "tools.source.main",
+        "version": 1,
+        "gateway": {"path": "main.py"},
+        "interfaces": interfaces,
+    }
+    spec = RepositorySpec(
+        roots=("skills",),
+        modules={"tools": tools},
+        sources={"tools.source.main": source},
+        files={"skills/tools/main.py": GATEWAY},
+    )
+    return _write(spec, tmp_path_factory.mktemp("levels"))
+
+
+def _reach(config: Path, caller_level: str, target_level: str) -> dict[str, object]:
+    request = RouteRequest(
+        caller="tools",
+        target=f"tools.interface.reach-{caller_level}",
+        argv=(f"tools.interface.target-{target_level}",),
+    )
+    result = Repository.open(config).invoke(request)
+    assert result.exit_code == 0, result.stderr
+    outcome = json.loads(result.stdout)
+    assert isinstance(outcome, dict)
+    return outcome
+
+
+@pytest.mark.parametrize(
+    ("caller", "target"),
+    [("0", "0"), ("1", "0"), ("1", "1"), ("2", "0"), ("2", "1"), ("2", "2")],
+)
+def test_a_nested_call_at_or_below_the_callers_level_runs(
+    config: Path, caller: str, target: str
+) -> None:
+    assert _reach(config, caller, target) == {"exit_code": 0, "stdout": "hello\n"}
+
+
+@pytest.mark.parametrize(("caller", "target"), [("0", "1"), ("0", "2"), ("1", "2")])
+def test_a_nested_call_above_the_callers_level_is_refused(
+    config: Path, caller: str, target: str
+) -> None:
+    assert _reach(config, caller, target) == {"refused": "dispatcher.security_level_mismatch"}
+
+
+@pytest.mark.parametrize("caller", ["0", "1", "2"])
+def test_a_nested_call_to_an_interface_without_a_level_fails_closed(
+    config: Path, caller: str
+) -> None:
+    assert _reach(config, caller, "none") == {"refused": "dispatcher.security_level_unavailable"}
+
+
+def test_a_route_without_a_level_sets_no_ceiling(config: Path) -> None:
+    assert _reach(config, "none", "2") == {"exit_code": 0, "stdout": "hello\n"}
