@@ -75,12 +75,23 @@ class Repository:
         ``stdin`` is sent only when the binding accepted stdin; otherwise the
         child's stdin is empty.
         """
+        route = self.resolve(request)
+        return self.run_captured(route, stdin=stdin, limits=limits, trace_id=trace_id)
+
+    def run_captured(
+        self,
+        route: Route,
+        *,
+        stdin: bytes | None,
+        limits: ExecLimits | None = None,
+        trace_id: str | None = None,
+    ) -> ExecutionResult:
+        """Run an already resolved route with captured, capped output (MCP, nested calls)."""
         from boring_dispatch.process.launch import run_captured
 
-        route = self.resolve(request)
         return run_captured(
             route,
-            stdin=stdin if route.binding.stdin else None,
+            stdin=_accepted_stdin(route, stdin),
             limits=limits or ExecLimits(),
             trace_id=trace_id,
         )
@@ -98,7 +109,7 @@ class Repository:
 
         return run_streaming(
             route,
-            stdin=stdin if route.binding.stdin else None,
+            stdin=_accepted_stdin(route, stdin),
             limits=limits or ExecLimits(),
             trace_id=trace_id,
         )
@@ -117,6 +128,11 @@ class Repository:
         from boring_dispatch.blueprints.inventory import iter_exports
 
         yield from iter_exports(load_config(self.config_path))
+
+
+def _accepted_stdin(route: Route, stdin: bytes | None) -> bytes | None:
+    """Stdin reaches the child only when the binding accepted it; otherwise it is empty."""
+    return stdin if route.binding.stdin else None
 
 
 def dry_run_payload(route: Route) -> dict[str, object]:

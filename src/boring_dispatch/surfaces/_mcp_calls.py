@@ -126,14 +126,8 @@ class RepositoryCalls:
         return route
 
     def _launch(self, route: Route, stdin: bytes | None, trace_id: str) -> ExecutionResult:
-        from boring_dispatch.process.launch import run_captured
-
-        # As Repository.invoke: stdin reaches the child only when the binding accepted it.
-        return run_captured(
-            route,
-            stdin=stdin if route.binding.stdin else None,
-            limits=self._limits,
-            trace_id=trace_id,
+        return self._repository.run_captured(
+            route, stdin=stdin, limits=self._limits, trace_id=trace_id
         )
 
 
