@@ -370,3 +370,45 @@ def test_describe_prints_the_level_usage_and_audiences() -> None:
     assert "Security level: " in done.stdout
     assert "stdout=machine, stderr=human" in done.stdout
     assert "[--date <YYYY-MM-DD>]" in done.stdout
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "repository" / "officina.toml"
+
+
+def test_the_timeout_option_kills_the_gateway_and_says_so() -> None:
+    done = dispatcher(
+        "--config",
+        str(EXAMPLE),
+        "--caller-skill",
+        "timer",
+        "--timeout",
+        "0.5",
+        "timer._rtx.interface.wait",
+        "10",
+    )
+    assert done.returncode == 124
+    assert "error: the gateway timed out after 0.5 s" in done.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
+def test_a_timeout_must_be_a_positive_number_of_seconds(value: str) -> None:
+    done = dispatcher(
+        "--config",
+        str(EXAMPLE),
+        "--caller-skill",
+        "timer",
+        "--timeout",
+        value,
+        "timer._rtx.interface.wait",
+        "1",
+    )
+    assert done.returncode == 2
+    assert "positive number of seconds" in done.stderr or "number of seconds" in done.stderr
+
+
+def test_a_live_call_passes_the_gateway_exit_code_and_streams_through() -> None:
+    done = dispatcher(
+        "--config", str(EXAMPLE), "--caller-skill", "notes", "notes._rtx.interface.list-notes"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["groceries", "today", "welcome"]

@@ -266,6 +266,11 @@ def run_streaming(
         except subprocess.TimeoutExpired:
             end_group(proc)
             timer.status = "timed_out"
+            # The exit status alone cannot tell a timeout from a gateway that exits 124.
+            sys.stderr.write(
+                f"error: the gateway timed out after {limits.timeout_s:g} s;"
+                " its process group was killed\n"
+            )
             return TIMEOUT_EXIT_CODE
         finally:
             if proc.returncode is None:

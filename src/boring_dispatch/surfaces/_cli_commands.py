@@ -54,6 +54,12 @@ def _parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("interface", metavar="INTERFACE")
     else:
         parser.description = "Serve the table over MCP (stdio)."
+        parser.add_argument(
+            "--timeout",
+            type=_seconds,
+            metavar="SECONDS",
+            help="wall-clock limit of each gateway run (default 60)",
+        )
     return parser
 
 
@@ -132,4 +138,11 @@ def _describe(options: argparse.Namespace) -> int:
 def _mcp(options: argparse.Namespace) -> int:
     from boring_dispatch.surfaces.mcp_server import serve
 
-    return serve(config=options.config, registry=options.registry)
+    return serve(config=options.config, registry=options.registry, timeout_s=options.timeout)
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type)."""
+    from boring_dispatch.surfaces.cli import positive_seconds
+
+    return positive_seconds(text)

@@ -56,6 +56,13 @@ def _invocation_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dry-run", action="store_true", help="authorize and compile only")
     parser.add_argument("--error-format", choices=("text", "json"), default="text")
     parser.add_argument("--stdin", action="store_true", help="forward standard input")
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="wall-clock limit of the gateway run; its process group is killed (default 60)",
+    )
     parser.add_argument("target", metavar="TARGET[@N]")
     parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARG")
     return parser
@@ -94,7 +101,7 @@ def _run_invocation(options: argparse.Namespace) -> int:
         payload = dry_run_payload(repository.resolve(request))
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
         return 0
-    limits = ExecLimits()
+    limits = ExecLimits() if options.timeout is None else ExecLimits(timeout_s=options.timeout)
     data = _read_stdin(limits.max_stdin_bytes) if options.stdin else None
     route = repository.resolve(request)
     for warning in route.warnings:
@@ -103,6 +110,19 @@ def _run_invocation(options: argparse.Namespace) -> int:
     from boring_dispatch.observe.trace import new_trace_id
 
     return repository.run_streaming(route, stdin=data, limits=limits, trace_id=new_trace_id())
+
+
+def positive_seconds(text: str) -> float:
+    """Parse a positive, finite number of seconds (an argparse ``type``)."""
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError("expected a positive number of seconds")
+    return value
 
 
 def _read_stdin(cap: int) -> bytes:

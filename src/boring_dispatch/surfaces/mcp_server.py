@@ -47,7 +47,7 @@ _REPOSITORY_INSTRUCTIONS: Final = (
 )
 
 
-def serve(*, config: str | None, registry: str | None) -> int:
+def serve(*, config: str | None, registry: str | None, timeout_s: float | None = None) -> int:
     """Serve one table over MCP on stdin/stdout until the client goes away.
 
     Exactly one of ``config`` (an absolute ``officina.toml`` path) or
@@ -69,7 +69,10 @@ def serve(*, config: str | None, registry: str | None) -> int:
     if config is not None and registry is None:
         from boring_dispatch.blueprints.repository import Repository
 
-        backend = RepositoryCalls(Repository.open(config))
+        from boring_dispatch.types import ExecLimits
+
+        limits = ExecLimits() if timeout_s is None else ExecLimits(timeout_s=timeout_s)
+        backend = RepositoryCalls(Repository.open(config), limits)
     elif registry is not None and config is None:
         from boring_dispatch._spec import load_registry
 
