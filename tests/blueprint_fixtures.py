@@ -251,11 +251,10 @@ def reference_load(data: str | bytes) -> object:
         loader.dispose()
 
 
-def corpus_dir() -> Path | None:
-    """The famulus corpus (``shared/corpus/famulus`` beside a parent of this file), if present."""
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "corpus" / "famulus"
-        if (candidate / "officina.toml").is_file():
-            return candidate
-    fallback = Path("/work/shared/corpus/famulus")
-    return fallback if (fallback / "officina.toml").is_file() else None
+#: The famulus corpus, vendored as test data (MIT; see ``tests/corpus/famulus/LICENSE``).
+FAMULUS: Final = Path(__file__).resolve().parent / "corpus" / "famulus"
+
+
+def corpus_dir() -> Path:
+    """The famulus corpus: 74 real modules, read as data (nothing in it can be launched)."""
+    return FAMULUS

@@ -74,10 +74,7 @@ FIXTURES_DIR: Final = CASES_DIR / "fixtures"
 #: Where each named corpus may live, first existing wins. The environment
 #: variable ``BORING_DISPATCH_CORPUS_<NAME>`` (upper case) overrides.
 _CORPUS_CANDIDATES: Final = {
-    "famulus": (
-        Path(__file__).parent / "corpus" / "famulus",
-        Path("/work/shared/corpus/famulus"),
-    ),
+    "famulus": (Path(__file__).parent / "corpus" / "famulus",),
 }
 
 _FILE_KEYS: Final = frozenset({"fixture", "corpus", "blueprints", "cases"})

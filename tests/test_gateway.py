@@ -131,9 +131,7 @@ def test_inside_a_gateway_the_context_names_the_running_module_and_cannot_be_reb
     }
 
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "famulus"
-if not CORPUS.is_dir():
-    CORPUS = Path("/work/shared/corpus/famulus")
+CORPUS = Path(__file__).resolve().parent / "corpus" / "famulus"
 
 ORCHESTRATE = """
 import json

@@ -10,12 +10,7 @@ from pathlib import Path
 import pytest
 
 HEAVY = ("pydantic", "mcp", "anyio", "httpx", "opentelemetry", "jsonschema", "rich", "starlette")
-CONFIG = Path("/work/shared/corpus/famulus/officina.toml")
-for parent in Path(__file__).resolve().parents:
-    candidate = parent / "shared" / "corpus" / "famulus" / "officina.toml"
-    if candidate.is_file():
-        CONFIG = candidate
-        break
+CONFIG = Path(__file__).resolve().parent / "corpus" / "famulus" / "officina.toml"
 
 
 def _modules_after(code: str) -> set[str]:

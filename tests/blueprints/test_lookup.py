@@ -28,7 +28,6 @@ from boring_dispatch.types import ModuleRecord, SourceRecord
 from strategies import blueprint_data_mutations
 
 CORPUS = corpus_dir()
-needs_corpus = pytest.mark.skipif(CORPUS is None, reason="famulus corpus not found")
 SKILL = {"mechanism": "skill"}
 
 
@@ -559,8 +558,6 @@ def test_loading_never_lists_walks_or_globs(
 
 def corpus_module_ids() -> list[str]:
     # Enumerating is allowed here, in the test; the loader never does.
-    if CORPUS is None:
-        return []
     config = load_config(CORPUS / "officina.toml")
     found: list[str] = []
     for root in config.module_roots:
@@ -569,9 +566,7 @@ def corpus_module_ids() -> list[str]:
     return found
 
 
-@needs_corpus
 def test_every_corpus_module_and_every_exported_source_interface_loads() -> None:
-    assert CORPUS is not None
     config = load_config(CORPUS / "officina.toml")
     module_ids = corpus_module_ids()
     exports = 0
@@ -590,9 +585,7 @@ def test_every_corpus_module_and_every_exported_source_interface_loads() -> None
     assert exports == 195
 
 
-@needs_corpus
 def test_a_corpus_route_opens_only_its_own_blueprints() -> None:
-    assert CORPUS is not None
     loader = ModuleLoader(load_config(CORPUS / "officina.toml"))
     loader.load_ancestry("daily-plan")
     terminal = loader.load_ancestry("list-manager._rtx")[-1]
@@ -611,8 +604,6 @@ def test_a_corpus_route_opens_only_its_own_blueprints() -> None:
 
 
 def _corpus_text(module_id: str) -> str:
-    if CORPUS is None:
-        return "id: " + module_id
     path = CORPUS / "skills" / module_id.replace(".", "/") / "blueprint.yaml"
     return path.read_text(encoding="utf-8")
 
@@ -621,7 +612,6 @@ LIST_MANAGER = reference_load(_corpus_text("list-manager"))
 LIST_MANAGER_RTX = _corpus_text("list-manager._rtx")
 
 
-@needs_corpus
 @given(blueprint_data_mutations(LIST_MANAGER if isinstance(LIST_MANAGER, dict) else {}))
 def test_mutated_real_module_data_raises_only_route_errors(
     tmp_path_factory: pytest.TempPathFactory, data: dict[str, object]

@@ -22,7 +22,6 @@ from boring_dispatch.errors import BlueprintMalformed, RouteError
 from strategies import yaml_mutations
 
 CORPUS = corpus_dir()
-needs_corpus = pytest.mark.skipif(CORPUS is None, reason="famulus corpus not found")
 CANARY = "CANARY-7f3a"
 
 
@@ -293,8 +292,6 @@ def test_random_bytes_load_or_are_refused_as_malformed(raw: bytes) -> None:
 
 
 def _real_blueprint() -> str:
-    if CORPUS is None:
-        return "schema_version: 6\nnode_type: module\nid: m\nversion: 1\nchildren: {}\n"
     return (CORPUS / "skills" / "list-manager" / "blueprint.yaml").read_text(encoding="utf-8")
 
 
@@ -330,7 +327,6 @@ def _assert_plain(value: object, depth: int) -> None:
         assert value is None or type(value) in (str, int, float, bool)
 
 
-@needs_corpus
 @given(yaml_mutations(REAL))
 def test_mutated_blueprints_through_the_loader_raise_only_route_errors(
     tmp_path_factory: pytest.TempPathFactory, text: str

@@ -9,13 +9,8 @@ from pathlib import Path
 
 import pytest
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "famulus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "famulus"
 CONFIG = CORPUS / "officina.toml"
-if not CONFIG.is_file():  # pragma: no cover - the corpus sits beside the checkout
-    CONFIG = Path("/work/shared/corpus/famulus/officina.toml")
-    CORPUS = CONFIG.parent
-
-pytestmark = pytest.mark.skipif(not CONFIG.is_file(), reason="famulus corpus not found")
 
 
 def dispatcher(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
