@@ -559,7 +559,21 @@ def binding_argv() -> st.SearchStrategy[list[str]]:
     return st.lists(st.sampled_from(_BINDING_TOKENS) | argv_tokens(), max_size=8)
 
 
-_JUNK: Final = _ANY_VALUE | st.sampled_from(["(", "[a-", "(a+)+$", "^.*$", "x" * 1100, "\x00"])
+_JUNK: Final = _ANY_VALUE | st.sampled_from(
+    [
+        "(",
+        "[a-",
+        "(a+)+$",
+        "^.*$",
+        "x" * 1100,
+        "\x00",
+        "%Y %Y",
+        "iso-8601",
+        "{value}",
+        "--x",
+        "secret",
+    ]
+)
 _FLAG_LISTS: Final = st.lists(st.sampled_from(BINDING_FLAGS), max_size=3)
 _REGEXES: Final = st.sampled_from(["^.+$", r"^\d+$", "x", "^(a|b)$", "(", "(a+)+", "a" * 1030])
 

@@ -1,0 +1,85 @@
+"""Small shape checks shared by the binding compilers and the level derivation.
+
+Blueprint values arrive as plain parsed YAML, so every helper here checks the
+exact Python type it expects: ``True`` is never an integer, ``1.0`` is never
+an integer, and a string is never a list of strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
+from typing import Final, TypeGuard
+
+__all__ = [
+    "FLAG_NAME",
+    "BindingRefusedError",
+    "is_int",
+    "one_of",
+    "optional_bool",
+    "shown_flag",
+    "string_list",
+]
+
+#: Flag names a blueprint may declare (BLUEPRINTS-V6 4.3), ASCII only.
+FLAG_NAME: Final = re.compile(r"-{1,2}[A-Za-z0-9][A-Za-z0-9-]*", re.ASCII)
+_MAX_SHOWN: Final = 64
+
+
+class BindingRefusedError(Exception):
+    """Why a binding or an argv was refused; ``compile_binding`` adds the interface ID.
+
+    Messages name blueprint-declared things (flag names, argument IDs,
+    positions), never a value the caller supplied.
+    """
+
+
+def is_int(value: object) -> TypeGuard[int]:
+    """An ``int`` that is not a ``bool``."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def one_of(value: object, options: AbstractSet[str]) -> bool:
+    """A string among ``options`` (never raises on unhashable YAML values)."""
+    return isinstance(value, str) and value in options
+
+
+def optional_bool(data: Mapping[str, object], key: str, where: str) -> bool:
+    """``data[key]`` as a real boolean, ``False`` when absent.
+
+    Raises:
+        BindingRefusedError: present but not exactly ``True`` or ``False``.
+    """
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise BindingRefusedError(f"{where}: {key} must be a boolean")
+    return value
+
+
+def string_list(value: object, what: str, *, flags: bool = False) -> tuple[str, ...]:
+    """A list of non-empty strings (flag names when ``flags``).
+
+    Raises:
+        BindingRefusedError: not a list, an element that is not a non-empty
+            string, or (``flags``) not a valid flag name.
+    """
+    if not isinstance(value, list):
+        raise BindingRefusedError(f"{what} must be a list of non-empty strings")
+    for item in value:
+        if not isinstance(item, str) or not item:
+            raise BindingRefusedError(f"{what} must be a list of non-empty strings")
+        if flags and FLAG_NAME.fullmatch(item) is None:
+            raise BindingRefusedError(f"{what} holds an invalid flag name")
+    return tuple(value)
+
+
+def shown_flag(name: str, declared: frozenset[str] | set[str]) -> str:
+    """A flag name safe to print: only names the blueprint itself declares.
+
+    A caller-made flag token may carry a secret (``-hunter2``), so undeclared
+    names are never echoed.
+    """
+    if name in declared and len(name) <= _MAX_SHOWN:
+        return name
+    return "(an undeclared flag)"
