@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from examples import demo_mcp, demo_repository, live_box  # noqa: E402
+from examples import demo_mcp, demo_repository, live_box
 
 
 def main() -> int:

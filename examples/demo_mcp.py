@@ -32,7 +32,7 @@ def _projection(
     }
 
 
-def _show(title: str, result: Any) -> None:
+def _show(title: str, result: Any) -> None:  # noqa: ANN401 - the SDK's result model
     wire = result.model_dump(by_alias=True, mode="json", exclude_none=True)
     structured = wire.get("structuredContent", {}).get("result", {})
     meta = structured.get("dispatcher", {})
@@ -97,8 +97,8 @@ async def _session(logs: Path) -> None:
                 ),
             ),
         ]
-        for title, tool, arguments in calls:
-            _show(title, await client.call_tool(tool, arguments))
+        for title, tool_name, arguments in calls:
+            _show(title, await client.call_tool(tool_name, arguments))
 
 
 def main() -> int:

@@ -638,3 +638,97 @@ def nested_mutations(draw: st.DrawFn, data: object) -> object:
                 node[key] = draw(_JUNK)
             break
     return mutated
+
+
+# --------------------------------------------------------------------------- #
+# Fast YAML path: documents as ``yaml.safe_dump`` writes them, and line edits.
+#
+# ``dumped_yaml`` draws nested data whose strings are meant to trip a
+# hand-written parser (quotes, colons, "#", indicators, spaces at either end,
+# line breaks, control and line-break characters, numbers and YAML words as
+# strings, unicode, long words to wrap) and dumps it with random dumper
+# settings: width, flow leaves or not, quoting style, indentation, unicode.
+# ``yaml_line_edits`` edits text line by line: insert characters that matter
+# to the fast parser, delete, duplicate, re-indent and swap lines.
+
+_TRICKY_STRINGS: Final = (
+    *("", " ", "a b", " lead", "trail ", "a  b", "a: b", "a:b", "a:", "a #b", "a#b", "#x"),
+    *("- a", "-a", "-", "--", "? a", "?a", ": a", ":a", "[a]", "{a: 1}", "a, b", "a]"),
+    *("&a", "*a", "!a", "!!str", "|", ">", "|-", "%x", "@x", "`x", "a'b", "'", "''", '"'),
+    *("'a'", '"a"', 'say "hi"', "\\", "a\\nb", "a\\", "\n", "a\nb", "a\n\nb", "a\n", "\na"),
+    *(" \n ", "a \n b", "\t", "a\tb", "\r", "a\r\nb", "\x85", "\u2028", "\u2029", "\ufeff"),
+    *("\x00", "\x07", "\x1b", "\x7f", "\x9f", "\xa0", "\u200b", "\u202e", "caf\u00e9"),
+    *("\U0001f600", "\ud7ff", "\ue000", "\ufffd", "1", "-1", "+1", "1.0", "1.", ".5", "1e3"),
+    *("1_000", "0777", "0o17", "0x1F", "0b1", "1:30", "2024-01-01", "yes", "No", "ON", "off"),
+    *("y", "n", "null", "Null", "~", "true", "False", ".inf", ".nan", "<<", "=", "---"),
+    *("...", "--- a", "... a", "a --- b", "x" * 90, "word " * 30, "- " * 20),
+)
+_YAML_TEXT: Final = st.one_of(
+    st.sampled_from(_TRICKY_STRINGS),
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=12),
+    st.lists(st.sampled_from(_TRICKY_STRINGS), min_size=2, max_size=12).map(" ".join),
+    st.lists(st.sampled_from(_TRICKY_STRINGS), min_size=2, max_size=6).map("".join),
+)
+_YAML_SCALARS: Final = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    _YAML_TEXT,
+)
+_YAML_DATA: Final = st.recursive(
+    _YAML_SCALARS,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(_YAML_TEXT, children, max_size=4),
+    max_leaves=24,
+)
+
+
+@st.composite
+def dumped_yaml(draw: st.DrawFn) -> str:
+    """A top-level mapping of random data, as ``yaml.safe_dump`` writes it."""
+    import yaml  # noqa: PLC0415 - only these tests need the dumper
+
+    data = draw(st.dictionaries(_YAML_TEXT, _YAML_DATA, min_size=1, max_size=5))
+    return yaml.safe_dump(
+        data,
+        default_flow_style=draw(st.sampled_from([False, None])),
+        default_style=draw(st.sampled_from([None, None, "'", '"'])),
+        width=draw(st.sampled_from([10, 24, 80, 4096])),
+        indent=draw(st.sampled_from([2, 3, 4])),
+        allow_unicode=draw(st.booleans()),
+        sort_keys=draw(st.booleans()),
+    )
+
+
+_LINE_SNIPPETS: Final = (
+    *("  ", " ", "- ", "-", ": ", ":", " #", "#", "'", '"', "''", "\\", "\\x4", "\\u00e9"),
+    *("\\ ", "\\/", "|", "|-", ">", ">-", "|+", "|2", "{}", "[]", "[a, b]", "{a: 1}", "[a,]"),
+    *("{a: [1, {b: c}]}", "[", "{", "]", "}", "&a ", "*a", "!t ", "? ", "---", "...", "%"),
+    *("~", "null", "yes", "0x1F", "1e3", "1", "0777", ",", "\t", "\r", "\ufeff", "\x85"),
+    *("\u2028", "\x00", "\xe9", "\U0001f600", "\n", "\n\n", "\n  ", "\n- ", "k: v", "k:"),
+)
+
+
+@st.composite
+def yaml_line_edits(draw: st.DrawFn, text: str) -> str:
+    """``text`` after one to three line edits (see the section comment)."""
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(1, 3))):
+        index = draw(st.integers(0, len(lines) - 1))
+        line = lines[index]
+        edit = draw(st.sampled_from(["insert", "delete", "duplicate", "indent", "dedent", "swap"]))
+        if edit == "insert":
+            at = draw(st.integers(0, len(line)))
+            lines[index] = line[:at] + draw(st.sampled_from(_LINE_SNIPPETS)) + line[at:]
+        elif edit == "delete" and len(lines) > 1:
+            del lines[index]
+        elif edit == "duplicate":
+            lines.insert(index, line)
+        elif edit == "indent":
+            lines[index] = " " * draw(st.integers(1, 4)) + line
+        elif edit == "dedent":
+            cut = min(draw(st.integers(1, 4)), len(line) - len(line.lstrip(" ")))
+            lines[index] = line[cut:]
+        elif edit == "swap" and index + 1 < len(lines):
+            lines[index], lines[index + 1] = lines[index + 1], line
+    return "\n".join(lines)

@@ -203,7 +203,7 @@ def test_a_real_mcp_server_takes_the_corpus_decisions(tmp_path: Path) -> None:
     config = CORPUS_CASES[0].write_repository(tmp_path)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ASSISTANT_LOGS": str(tmp_path)}
     with (
-        open(os.devnull, "w", encoding="utf-8") as errlog,
+        Path(os.devnull).open("w", encoding="utf-8") as errlog,
         McpServer(
             ["mcp", "--config", str(config)], env=env, cwd=tmp_path, errlog=errlog
         ) as session,

@@ -1,14 +1,18 @@
 """Frozen value objects passed between the stages of the repository pipeline.
 
-Each stage receives these and returns new ones; none is mutated. The Python
-table has its own small types in :mod:`boring_dispatch.table`.
+Each stage receives these and returns new ones; none is mutated. They are
+:func:`~boring_dispatch._value.value` classes (frozen and slotted like
+``@dataclass(frozen=True, slots=True)``, but created without compiling code at
+import, which the CLI's start-up pays for). The Python table has its own small
+types in :mod:`boring_dispatch.table`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from boring_dispatch._value import value
 
 __all__ = [
     "AUDIENCES",
@@ -28,7 +32,7 @@ __all__ = [
 AUDIENCES = ("machine", "human", "both")
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class RepositoryConfig:
     """A validated ``officina.toml`` (BLUEPRINTS-V6 section 1)."""
 
@@ -42,7 +46,7 @@ class RepositoryConfig:
     feedback_github_repo: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ModuleRecord:
     """One loaded and checked module blueprint (BLUEPRINTS-V6 section 2.5)."""
 
@@ -56,7 +60,7 @@ class ModuleRecord:
     data: Mapping[str, object]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class SourceRecord:
     """One loaded and checked behavioral-source blueprint (section 4)."""
 
@@ -69,7 +73,7 @@ class SourceRecord:
     data: Mapping[str, object]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class RouteRequest:
     """One request to a repository, from any client (CLI, MCP, replay, a gateway)."""
 
@@ -92,7 +96,7 @@ class RouteRequest:
     max_level: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CompiledBinding:
     """The process binding of one interface, compiled against the caller's argv."""
 
@@ -106,7 +110,7 @@ class CompiledBinding:
     entry: str
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class PythonTarget:
     """How the runner finds the gateway (section 6.5)."""
 
@@ -116,7 +120,7 @@ class PythonTarget:
     logical_entrypoint: str
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class RouteWarning:
     """An advisory diagnostic (certification); never grants or denies."""
 
@@ -131,7 +135,7 @@ class RouteWarning:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Route:
     """A resolved, authorized and compiled request: everything needed to launch."""
 
@@ -155,15 +159,15 @@ class Route:
     output_audiences: Mapping[str, str]
     warnings: tuple[RouteWarning, ...] = ()
     #: Names of the secret/credential arguments (argument mode); they travel on stdin.
-    sensitive_arguments: tuple[str, ...] = field(default=())
+    sensitive_arguments: tuple[str, ...] = ()
     #: The configured module roots (``RepositoryConfig.module_roots``): the runner
     #: removes ``sys.path`` entries that equal, contain or lie inside any of them.
-    module_roots: tuple[Path, ...] = field(default=())
+    module_roots: tuple[Path, ...] = ()
     #: Owners of the namespace gates the call crossed, outermost first.
-    crossed_gates: tuple[str, ...] = field(default=())
+    crossed_gates: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ExecLimits:
     """Limits of one captured gateway run (the CLI streams and applies the timeout only)."""
 
@@ -182,7 +186,7 @@ class ExecLimits:
     max_memory_bytes: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ExecutionResult:
     """What a captured gateway run produced."""
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import signal
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from boring_dispatch._value import replace
 from boring_dispatch.errors import (
     InvalidRouteRequest,
     LaunchFailed,
@@ -131,7 +131,7 @@ def test_a_nul_in_the_command_is_refused_before_launch(repo: Repo) -> None:
 def test_a_binding_entry_that_differs_from_the_target_entry_is_refused(repo: Repo) -> None:
     route = make_route(repo)
     binding = CompiledBinding(command=(), pattern="", stdin=False, entry="Other")
-    mismatched = dataclasses.replace(route, binding=binding)
+    mismatched = replace(route, binding=binding)
     with pytest.raises(ResolutionFailed):
         child_argv(mismatched)
 
@@ -229,7 +229,7 @@ def test_output_exactly_at_the_cap_is_not_truncated(repo: Repo) -> None:
 
 def test_an_os_failure_to_start_is_launch_failed(repo: Repo, tmp_path: Path) -> None:
     route = make_route(repo)
-    gone = dataclasses.replace(route, cwd=tmp_path / "missing")
+    gone = replace(route, cwd=tmp_path / "missing")
     with pytest.raises(LaunchFailed) as caught:
         run_captured(gone, stdin=None, limits=LIMITS, trace_id=None)
     assert caught.value.code == "dispatcher.launch_failed"

@@ -164,6 +164,7 @@ def test_the_child_loads_only_light_modules(repo: Repo) -> None:
         "boring_dispatch.observe",
         "boring_dispatch.observe.trace",
         "boring_dispatch.process",
+        "boring_dispatch.process._command",
         "boring_dispatch.process._confined",
     }
     heavy = {"pydantic", "mcp", "yaml", "opentelemetry", "anyio", "boring_dispatch.blueprints"}

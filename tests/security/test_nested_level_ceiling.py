@@ -13,11 +13,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from case_data import RepositorySpec, _write
-from mcp_kit import _contract, _module, _outputs
 
 from boring_dispatch.blueprints.repository import Repository
 from boring_dispatch.types import RouteRequest
+from case_data import RepositorySpec, _write
+from mcp_kit import _contract, _module, _outputs
 
 GATEWAY = textwrap.dedent(
     """

@@ -74,7 +74,9 @@ def test_route_one_dry_runs_as_the_reference_observed() -> None:
     assert isinstance(argv, list)
     assert argv[-3:] == ["read", "/tmp/todo.yaml", "state=incomplete"]
     assert "security_level" in payload
-    assert set(payload["output_audiences"]) == {"stdout", "stderr"}  # type: ignore[arg-type]
+    audiences = payload["output_audiences"]
+    assert isinstance(audiences, dict)
+    assert set(audiences) == {"stdout", "stderr"}
 
 
 def test_the_repository_config_alias_is_accepted() -> None:

@@ -30,22 +30,24 @@ with either character), so the walk looks there.
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 import yaml
-from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-from yaml.resolver import Resolver
 
+from boring_dispatch.blueprints._fastyaml import parse_block_yaml
 from boring_dispatch.blueprints._fs import MAX_BLUEPRINT_BYTES
+from boring_dispatch.blueprints._yaml_rules import (
+    ALL_WORDS,
+    MAX_DEPTH,
+    NUMERIC_STARTS,
+    ScalarRefused,
+    plain_value,
+)
 from boring_dispatch.errors import BlueprintMalformed
 
 __all__ = ["MAX_DEPTH", "MAX_YAML_BYTES", "load_yaml"]
 
-#: Deepest accepted nesting of collections (the top-level mapping is depth 1).
-#: The corpus's deepest blueprint has 10 levels.
-MAX_DEPTH: Final = 64
 #: Largest accepted input, in bytes (the blueprint cap of the file reader).
 MAX_YAML_BYTES: Final = MAX_BLUEPRINT_BYTES
 
@@ -56,39 +58,7 @@ _QUOTED: Final = "\x00quoted"
 _SEQ: Final = "\x00seq"
 _MAP: Final = "\x00map"
 
-_STR_11: Final = "tag:yaml.org,2002:str"
 _PROPERTY_STARTS: Final = frozenset("!&")
-_MISSING: Final = object()
-# Words both versions read as null or a boolean.
-_WORDS: Final[dict[str, object]] = {
-    "~": None,
-    "null": None,
-    "Null": None,
-    "NULL": None,
-    "true": True,
-    "True": True,
-    "TRUE": True,
-    "false": False,
-    "False": False,
-    "FALSE": False,
-}
-# Words only YAML 1.1 reads as booleans. No other word starting with a letter
-# is anything but a string in either version.
-_WORDS_11: Final = frozenset(
-    f(word) for word in ("yes", "no", "on", "off") for f in (str.lower, str.title, str.upper)
-)
-_ALL_WORDS: Final = _WORDS_11 | frozenset(_WORDS)
-# Only these first characters can start a plain scalar that is not a string.
-_NUMERIC_STARTS: Final = frozenset("0123456789+-.<=!&*")
-_DECIMAL: Final = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
-# YAML 1.2 core schema (section 10.3.2), beside the words above.
-_INT_12: Final = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
-_FLOAT_12: Final = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_NON_FINITE_12: Final = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
-# PyYAML's own YAML 1.1 implicit resolvers, so that the 1.1 side is exactly
-# what ``yaml.CSafeLoader`` does (read only).
-_RESOLVERS_11: Final = Resolver.yaml_implicit_resolvers
-_CONSTRUCTOR_11: Final = SafeConstructor()
 
 
 class _Refused(Exception):
@@ -124,6 +94,10 @@ if _LIBYAML:
 def load_yaml(data: bytes, *, what: str, target_module_id: str = "") -> dict[str, object]:
     """Parse one blueprint strictly into plain data.
 
+    Documents in the plain block subset of :mod:`._fastyaml` are read by that
+    parser; it declines everything else, which libyaml then reads. Both give
+    the same data, and every refusal comes from libyaml's side.
+
     Args:
         data: The file's bytes.
         what: Names the document in messages (a path or an ID, never content).
@@ -136,24 +110,43 @@ def load_yaml(data: bytes, *, what: str, target_module_id: str = "") -> dict[str
         BlueprintMalformed: anything the module docstring lists, or a top level
             that is not a mapping. Messages give a line number, never content.
     """
+    text = _text(data, what, target_module_id)
+    if _LIBYAML:  # without libyaml, loading fails closed whatever the document
+        fast = parse_block_yaml(text)
+        if fast is not None:
+            return fast
+    return _load_libyaml(data, text, what, target_module_id)
 
-    def refuse(reason: str) -> BlueprintMalformed:
-        return BlueprintMalformed(f"{what}: {reason}", target_module_id=target_module_id)
 
+def _load_yaml_libyaml(data: bytes, *, what: str, target_module_id: str = "") -> dict[str, object]:
+    """:func:`load_yaml` without the fast parser (the reference its tests compare to)."""
+    return _load_libyaml(data, _text(data, what, target_module_id), what, target_module_id)
+
+
+def _text(data: bytes, what: str, target_module_id: str) -> str:
+    """``data`` decoded, refusing oversized input, invalid UTF-8 and a byte-order mark."""
     if len(data) > MAX_YAML_BYTES:
-        raise refuse(f"larger than {MAX_YAML_BYTES} bytes")
+        raise _malformed(what, target_module_id, f"larger than {MAX_YAML_BYTES} bytes")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise refuse(f"not UTF-8 (byte {exc.start})") from None
+        raise _malformed(what, target_module_id, f"not UTF-8 (byte {exc.start})") from None
     if text.startswith("\ufeff"):
-        raise refuse("starts with a byte-order mark")
+        raise _malformed(what, target_module_id, "starts with a byte-order mark")
+    return text
+
+
+def _load_libyaml(data: bytes, text: str, what: str, target_module_id: str) -> dict[str, object]:
     # A trailing space keeps the property probe in range for an empty last node.
     probe = text + " " if ("!" in text or "&" in text) else None
     try:
         return _mapping(_compose(data), probe, 1)
     except _Refused as exc:
-        raise refuse(exc.reason) from None
+        raise _malformed(what, target_module_id, exc.reason) from None
+
+
+def _malformed(what: str, target_module_id: str, reason: str) -> BlueprintMalformed:
+    return BlueprintMalformed(f"{what}: {reason}", target_module_id=target_module_id)
 
 
 def _compose(data: bytes) -> Node:
@@ -185,7 +178,7 @@ def _value(node: Node, probe: str | None, depth: int) -> object:
     if tag == _PLAIN:
         value = node.value
         # Fast path: most plain scalars are words that are strings in every version.
-        if value and value[0] not in _NUMERIC_STARTS and value not in _ALL_WORDS:
+        if value and value[0] not in NUMERIC_STARTS and value not in ALL_WORDS:
             return value
         return _plain(node)
     if tag == _MAP:
@@ -213,45 +206,7 @@ def _mapping(node: Node, probe: str | None, depth: int) -> dict[str, object]:
 
 def _plain(node: Node) -> object:
     """Resolve a plain scalar, refusing what YAML 1.1 and 1.2 read differently."""
-    value: str = node.value
-    if not value:
-        return None
-    word = _WORDS.get(value, _MISSING)
-    if word is not _MISSING:
-        return word
-    if value in _WORDS_11:
-        raise _Refused("yes/no/on/off are booleans only in YAML 1.1; quote it", node)
-    if value[0] not in _NUMERIC_STARTS:
-        return value
-    if _DECIMAL.fullmatch(value):
-        return _integer(value, node)
-    if _NON_FINITE_12.fullmatch(value):
-        raise _Refused("non-finite numbers are not allowed", node)
-    return _numeric(value, node)
-
-
-def _numeric(value: str, node: Node) -> object:
-    """A number-like plain scalar: accepted only where YAML 1.1 and 1.2 agree."""
-    tag_11 = _STR_11
-    for tag, pattern in _RESOLVERS_11.get(value[0], ()):
-        if pattern.match(value):
-            tag_11 = tag
-            break
-    is_int_12 = _INT_12.fullmatch(value) is not None
-    is_float_12 = not is_int_12 and _FLOAT_12.fullmatch(value) is not None
-    if tag_11 == _STR_11 and not is_int_12 and not is_float_12:
-        return value
-    if tag_11.endswith(":float") and is_float_12:
-        number = float(value)
-        if _CONSTRUCTOR_11.construct_yaml_float(ScalarNode(tag_11, value)) == number:
-            return number
-    if tag_11.endswith(":int") and is_int_12 and value.startswith("0x"):
-        return int(value, 16)  # the one non-decimal form both versions read alike
-    raise _Refused("ambiguous plain scalar (YAML 1.1 and 1.2 disagree); quote it", node)
-
-
-def _integer(value: str, node: Node) -> int:
     try:
-        return int(value)
-    except ValueError:  # more digits than Python converts
-        raise _Refused("integer too long", node) from None
+        return plain_value(node.value)
+    except ScalarRefused as exc:
+        raise _Refused(str(exc), node) from None

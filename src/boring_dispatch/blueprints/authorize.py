@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Final, Literal, Protocol
 
+from boring_dispatch._value import value
 from boring_dispatch.blueprints import ids
 from boring_dispatch.errors import (
     AccessInvalid,
@@ -65,7 +65,7 @@ class AncestryLoader(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ResolvedCaller:
     """One ``allowed_callers`` entry and the module it names."""
 
@@ -75,7 +75,7 @@ class ResolvedCaller:
     module_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Filter:
     """The audit record of one evaluated policy (upstream ``EffectiveAuthorizationFilter``)."""
 
@@ -98,7 +98,7 @@ class Filter:
         return f"caller-filtered:{self.kind}:{subject}"
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Gate:
     """One crossed namespace boundary (upstream ``CrossedNamespaceGate``)."""
 
@@ -109,7 +109,7 @@ class Gate:
     terminal_module_id: str
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Authorization:
     """The admitted route: which gates were crossed and which policies were consulted."""
 

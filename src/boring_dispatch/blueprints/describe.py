@@ -75,13 +75,16 @@ def render_description(d: Description) -> str:
         f"MCP tool: {tool}",
         f"Usage: {d.usage or '(no usage declared)'}",
         f"Stdin: {d.stdin}",
-        "Output audiences: "
-        + f"stdout={d.output_audiences['stdout']}, stderr={d.output_audiences['stderr']}",
+        f"Output audiences: {_audiences(d.output_audiences)}",
         f"Process-bindable: {'yes' if d.process_bindable else 'no'}",
     ]
     if d.description:
         lines.append(f"Description: {d.description}")
     return "\n".join(lines) + "\n"
+
+
+def _audiences(audiences: Mapping[str, str]) -> str:
+    return f"stdout={audiences['stdout']}, stderr={audiences['stderr']}"
 
 
 def _text(value: object) -> str:

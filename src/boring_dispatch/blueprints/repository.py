@@ -141,7 +141,8 @@ def dry_run_payload(route: Route) -> dict[str, object]:
     Adds ``security_level``, ``output_audiences`` and the full child ``argv`` to the
     keys of the existing implementation.
     """
-    from boring_dispatch.process.launch import child_argv
+    # Not process.launch: printing the command needs no subprocess machinery.
+    from boring_dispatch.process._argv import child_argv
 
     target = route.python_target
     payload: dict[str, object] = {

@@ -22,7 +22,6 @@ session is a tidy-up mechanism, not a container.
 
 from __future__ import annotations
 
-import json
 import math
 import subprocess
 import sys
@@ -35,14 +34,20 @@ from typing import IO, Final
 from boring_dispatch.errors import (
     InvalidRouteRequest,
     LaunchFailed,
-    ResolutionFailed,
     RuntimeMisconfigured,
 )
 from boring_dispatch.observe.trace import span
+from boring_dispatch.process._argv import (
+    MAX_ARGV_BYTES,
+    MAX_ARGV_TOKENS,
+    MAX_TOKEN_BYTES,
+    check_argv,
+    child_argv,
+)
+from boring_dispatch.process._command import RUNNER_MODULE
 from boring_dispatch.process._groups import end_group
 from boring_dispatch.process._pump import pump
 from boring_dispatch.process.env import child_environment
-from boring_dispatch.process.runner import OPTIONS, SEPARATOR
 from boring_dispatch.types import ExecLimits, ExecutionResult, Route
 
 __all__ = [
@@ -57,113 +62,9 @@ __all__ = [
     "run_streaming",
 ]
 
-RUNNER_MODULE: Final = "boring_dispatch.process.runner"
-#: One argv element, in UTF-8 bytes (Linux refuses 128 KiB with E2BIG).
-MAX_TOKEN_BYTES: Final = 64 * 1024
-#: All argv elements together, in UTF-8 bytes plus one terminator each.
-MAX_ARGV_BYTES: Final = 1024 * 1024
-MAX_ARGV_TOKENS: Final = 4096
 #: What :func:`run_streaming` returns when the timeout ended the child (as coreutils ``timeout``).
 TIMEOUT_EXIT_CODE: Final = 124
 _FEEDER_JOIN_S: Final = 5.0
-
-
-def check_argv(tokens: Sequence[str]) -> None:
-    """Refuse an argument vector that cannot reach a child byte for byte.
-
-    Raises:
-        ResolutionFailed: an element is not a string, contains NUL, is not
-            encodable as UTF-8 (a lone surrogate), is longer than
-            :data:`MAX_TOKEN_BYTES`, or the vector has more than
-            :data:`MAX_ARGV_TOKENS` elements or :data:`MAX_ARGV_BYTES` bytes.
-    """
-    if len(tokens) > MAX_ARGV_TOKENS:
-        raise ResolutionFailed("too many arguments")
-    total = 0
-    for index, token in enumerate(tokens):
-        if not isinstance(token, str):
-            raise ResolutionFailed(f"argument {index} is not a string")
-        if "\x00" in token:
-            raise ResolutionFailed(f"argument {index} contains a NUL character")
-        try:
-            size = len(token.encode("utf-8"))
-        except UnicodeEncodeError:
-            raise ResolutionFailed(f"argument {index} is not valid Unicode text") from None
-        if size > MAX_TOKEN_BYTES:
-            raise ResolutionFailed(f"argument {index} is longer than {MAX_TOKEN_BYTES} bytes")
-        total += size + 1
-    if total > MAX_ARGV_BYTES:
-        raise ResolutionFailed(f"arguments are longer than {MAX_ARGV_BYTES} bytes in total")
-
-
-def child_argv(route: Route, limits: ExecLimits | None = None) -> tuple[str, ...]:
-    """The complete child command for ``route``; the compiled command follows ``--``.
-
-    Raises:
-        ResolutionFailed: the route's Python target disagrees with its binding,
-            or :func:`check_argv` refuses the result.
-    """
-    limits = ExecLimits() if limits is None else limits
-    target = route.python_target
-    if target.process_entry != route.binding.entry:
-        raise ResolutionFailed(
-            "process entry differs between binding and target",
-            caller_module_id=route.caller_module_id,
-            target_module_id=route.target_module_id,
-        )
-    options = (
-        route.target_module_id,
-        route.implementing_source_id,
-        route.target,
-        str(route.cwd),
-        str(route.repository_root),
-        str(route.config_path),
-        json.dumps([str(root) for root in route.module_roots]),
-        target.logical_package,
-        target.logical_entrypoint,
-        _limits_token(limits),
-        target.gateway_path,
-        target.process_entry,
-        "-" if route.security_level is None else str(route.security_level),
-    )
-    argv = (
-        sys.executable,
-        "-I",
-        "-B",
-        "-X",
-        "utf8",
-        "-m",
-        RUNNER_MODULE,
-        *(f"--{name}={value}" for name, value in zip(OPTIONS, options, strict=True)),
-        SEPARATOR,
-        *route.binding.command,
-    )
-    try:
-        check_argv(argv)
-    except ResolutionFailed as error:
-        raise ResolutionFailed(
-            error.message,
-            caller_module_id=route.caller_module_id,
-            target_module_id=route.target_module_id,
-        ) from None
-    return argv
-
-
-def _limits_token(limits: ExecLimits) -> str:
-    def opt(value: int | None) -> str:
-        return "-" if value is None else str(int(value))
-
-    return ",".join(
-        (
-            f"timeout={limits.timeout_s!r}",
-            f"output={int(limits.max_output_bytes)}",
-            f"stdin={int(limits.max_stdin_bytes)}",
-            f"cpu={opt(limits.max_cpu_seconds)}",
-            f"nofile={opt(limits.max_open_files)}",
-            f"fsize={opt(limits.max_file_bytes)}",
-            f"as={opt(limits.max_memory_bytes)}",
-        )
-    )
 
 
 def _check_limits(route: Route, limits: ExecLimits, stdin: bytes | None) -> None:

@@ -47,6 +47,7 @@ from typing import Final
 from boring_dispatch import gateway
 from boring_dispatch.observe.trace import TRACE_ID_ENV, span, valid_trace_id
 from boring_dispatch.process import _confined
+from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, SEPARATOR
 
 __all__ = [
     "LIMIT_KEYS",
@@ -61,26 +62,6 @@ __all__ = [
     "scrub_sys_path",
 ]
 
-#: The runner's private options, in their fixed order.
-OPTIONS: Final = (
-    "module-id",
-    "source-id",
-    "interface-id",
-    "module-root",
-    "repo-root",
-    "config",
-    "module-roots",
-    "logical-package",
-    "logical-entrypoint",
-    "limits",
-    "gateway",
-    "entry",
-    "level",
-)
-#: The token that ends the runner's options; the gateway argv follows it.
-SEPARATOR: Final = "--"
-#: Keys of ``--limits``, in their fixed order.
-LIMIT_KEYS: Final = ("timeout", "output", "stdin", "cpu", "nofile", "fsize", "as")
 _RLIMITS: Final = {
     "cpu": resource.RLIMIT_CPU,
     "nofile": resource.RLIMIT_NOFILE,

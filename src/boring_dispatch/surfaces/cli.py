@@ -13,19 +13,47 @@ them, so that a dry run starts fast.
 
 from __future__ import annotations
 
-import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, Final, TextIO
 
+from boring_dispatch._value import value
 from boring_dispatch.errors import DispatchError, RouteError, RuntimeMisconfigured
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["main"]
 
 _SUBCOMMANDS = ("names", "replay", "describe", "mcp")
 _TARGET_SHAPE = "error: target must be a fully qualified `<module>.interface.<name>` export"
 _NO_CONFIG = "dispatcher requires the exact repository configuration path"
+#: Options of an invocation, by exact spelling, and the field each one sets.
+_VALUED: Final = {
+    "--config": "config",
+    "--repository-config": "config",
+    "--caller-skill": "caller_skill",
+    "--error-format": "error_format",
+    "--timeout": "timeout",
+}
+_FLAGS: Final = {"--dry-run": "dry_run", "--stdin": "stdin"}
+_ERROR_FORMATS: Final = ("text", "json")
+
+
+@value
+class _Invocation:
+    """The parsed options of an invocation (what argparse's namespace holds)."""
+
+    target: str
+    caller_skill: str
+    config: str | None = None
+    dry_run: bool = False
+    error_format: str = "text"
+    stdin: bool = False
+    timeout: float | None = None
+    args: tuple[str, ...] = ()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -39,6 +67,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _invocation_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="dispatcher",
         allow_abbrev=False,
@@ -54,7 +84,7 @@ def _invocation_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--caller-skill", required=True, metavar="SKILL")
     parser.add_argument("--dry-run", action="store_true", help="authorize and compile only")
-    parser.add_argument("--error-format", choices=("text", "json"), default="text")
+    parser.add_argument("--error-format", choices=_ERROR_FORMATS, default="text")
     parser.add_argument("--stdin", action="store_true", help="forward standard input")
     parser.add_argument(
         "--timeout",
@@ -69,7 +99,7 @@ def _invocation_parser() -> argparse.ArgumentParser:
 
 
 def _invoke(argv: list[str]) -> int:
-    options = _invocation_parser().parse_args(argv)
+    options = _quick_invocation(argv) or _parsed_invocation(argv)
     if ".interface." not in options.target:
         sys.stderr.write(_TARGET_SHAPE + "\n")
         return 2
@@ -80,7 +110,78 @@ def _invoke(argv: list[str]) -> int:
         return error.exit_code
 
 
-def _run_invocation(options: argparse.Namespace) -> int:
+def _quick_invocation(argv: list[str]) -> _Invocation | None:
+    """Parse the usual shapes of an invocation without argparse; ``None`` lets argparse decide.
+
+    Importing and building an argparse parser is a sizeable part of a dry run's
+    start-up. This accepts only exact option names, each followed by ``=VALUE``
+    or by ``VALUE`` where the value does not start with ``-``, then a target
+    that does not start with ``-``, then the gateway's arguments unless they
+    start with ``--``.
+    Everything else (help, mistakes, ``--``, unusual values) goes to argparse,
+    which parses or reports it. A differential test holds this function to
+    argparse's result on every input it accepts.
+    """
+    strings: dict[str, str] = {}
+    flags: set[str] = set()
+    index = 0
+    while index < len(argv) and argv[index].startswith("-"):
+        name, equals, inline = argv[index].partition("=")
+        if name in _FLAGS and not equals:
+            flags.add(_FLAGS[name])
+            index += 1
+            continue
+        if equals:
+            given, index = inline, index + 1
+        elif index + 1 < len(argv):
+            given, index = argv[index + 1], index + 2
+        else:
+            return None
+        # argparse checks every occurrence of an option, not only the last one.
+        if name not in _VALUED or given.startswith("-") or not _valid(_VALUED[name], given):
+            return None
+        strings[_VALUED[name]] = given
+    caller = strings.get("caller_skill")
+    rest = argv[index + 1 :]
+    if index == len(argv) or caller is None or rest[:1] == ["--"]:
+        return None
+    timeout = strings.get("timeout")
+    return _Invocation(
+        target=argv[index],
+        caller_skill=caller,
+        config=strings.get("config"),
+        dry_run="dry_run" in flags,
+        error_format=strings.get("error_format", "text"),
+        stdin="stdin" in flags,
+        timeout=None if timeout is None else float(timeout),
+        args=tuple(rest),
+    )
+
+
+def _valid(field: str, text: str) -> bool:
+    if field == "error_format":
+        return text in _ERROR_FORMATS
+    if field == "timeout":
+        return not isinstance(_seconds_or_reason(text), str)
+    return True
+
+
+def _parsed_invocation(argv: list[str]) -> _Invocation:
+    """Parse with argparse, which exits with status 2 and a usage message on a mistake."""
+    namespace = _invocation_parser().parse_args(argv)
+    return _Invocation(
+        target=namespace.target,
+        caller_skill=namespace.caller_skill,
+        config=namespace.config,
+        dry_run=namespace.dry_run,
+        error_format=namespace.error_format,
+        stdin=namespace.stdin,
+        timeout=namespace.timeout,
+        args=tuple(namespace.args),
+    )
+
+
+def _run_invocation(options: _Invocation) -> int:
     from boring_dispatch.blueprints.ids import parse_pin
     from boring_dispatch.blueprints.repository import Repository, dry_run_payload
     from boring_dispatch.types import ExecLimits, RouteRequest
@@ -92,7 +193,7 @@ def _run_invocation(options: argparse.Namespace) -> int:
         caller=options.caller_skill,
         target=target,
         version=version,
-        argv=tuple(options.args),
+        argv=options.args,
         stdin=options.stdin,
     )
     repository = Repository.open(options.config)
@@ -113,16 +214,28 @@ def _run_invocation(options: argparse.Namespace) -> int:
 
 
 def positive_seconds(text: str) -> float:
-    """Parse a positive, finite number of seconds (an argparse ``type``)."""
-    import math
+    """Parse a positive, finite number of seconds (an argparse ``type``).
 
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not a number, or not a positive finite one.
+    """
+    seconds = _seconds_or_reason(text)
+    if isinstance(seconds, str):
+        import argparse
+
+        raise argparse.ArgumentTypeError(seconds)
+    return seconds
+
+
+def _seconds_or_reason(text: str) -> float | str:
+    """The number of seconds in ``text``, or why it is refused."""
     try:
-        value = float(text)
+        seconds = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError("expected a number of seconds") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError("expected a positive number of seconds")
-    return value
+        return "expected a number of seconds"
+    if not math.isfinite(seconds) or seconds <= 0:
+        return "expected a positive number of seconds"
+    return seconds
 
 
 def _read_stdin(cap: int) -> bytes:

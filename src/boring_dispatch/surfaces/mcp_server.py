@@ -68,7 +68,6 @@ def serve(*, config: str | None, registry: str | None, timeout_s: float | None =
     backend: RepositoryCalls | TableCalls
     if config is not None and registry is None:
         from boring_dispatch.blueprints.repository import Repository
-
         from boring_dispatch.types import ExecLimits
 
         limits = ExecLimits() if timeout_s is None else ExecLimits(timeout_s=timeout_s)
