@@ -1,0 +1,317 @@
+"""A fast, strict parser for the plain block YAML that blueprints are written in.
+
+PyYAML spends most of a load building node objects (several milliseconds for
+the corpus's 69 KB source blueprint, where libyaml's own scan is a fraction of
+that). Blueprints use a small part of YAML, the part ``yaml.safe_dump``
+writes; this module reads that part in one pass over the lines, straight into
+plain data.
+
+It never disagrees with the libyaml path of :mod:`._yaml`: for any input it
+returns exactly what that path returns, or it declines (returns ``None``) and
+the libyaml path decides. It refuses nothing itself, so every
+``dispatcher.blueprint_malformed`` (and its line number) comes from one place.
+
+The subset it reads:
+
+* block mappings and sequences, including a sequence at its key's own
+  column, compact ``- key: value`` mappings and ``- - item`` sequences; keys
+  are one-line plain or quoted scalars that type as strings;
+* plain scalars, one line or folded over more-indented lines, typed by
+  :func:`._yaml_rules.plain_value`;
+* single- and double-quoted scalars with YAML's escapes, one line or folded;
+* block scalars ``|``, ``|-``, ``>``, ``>-`` whose lines share one indentation
+  (a literal one may indent further);
+* one-line flow collections (``{}``, ``[]``, ``{a: 1, b: [x, 'y']}``) whose
+  plain scalars hold no ``:`` or ``#``;
+* comments, blank lines, a missing final newline.
+
+It declines everything else, among it: tabs, carriage returns and every
+character libyaml refuses or reads as a line break; ``---``, ``...`` and
+``%`` lines; anchors, aliases, tags and ``?`` keys; flow collections over
+several lines; duplicate and non-string keys; plain scalars ``plain_value``
+refuses; indentation that does not line up; nesting deeper than
+``MAX_DEPTH``; an empty document or a top level that is not a block mapping
+at column 0.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final, TypeAlias
+
+from boring_dispatch.blueprints._fastscalars import (
+    Declined,
+    block_scalar,
+    flow_collection,
+    line_end,
+    one_line_quoted,
+    quoted,
+    typed,
+)
+from boring_dispatch.blueprints._yaml_rules import ALL_WORDS, MAX_DEPTH, NUMERIC_STARTS
+
+__all__ = ["parse_block_yaml"]
+
+_Collection: TypeAlias = dict[str, object] | list[object]
+
+# First characters of every token but a plain scalar ("- " is handled apart).
+_INDICATORS: Final = frozenset("?:,[]{}#&*!|>'\"%@`")
+# First characters of plain scalars that may be something other than a string.
+_SLOW_FIRST: Final = _INDICATORS | NUMERIC_STARTS | {"-"}
+_MARKERS: Final = ("---", "...", "%")  # at column 0: document markers, directives
+_MAX_KEY: Final = 1000  # libyaml refuses one-line keys over 1024 characters
+_ASCII_TEXT: Final = b"\n" + bytes(range(0x20, 0x7F))
+# Non-ASCII characters libyaml reads as plain text: not C1 controls, not the
+# line breaks U+0085/U+2028/U+2029, not U+FEFF, U+FFFE or U+FFFF.
+_NOT_TEXT: Final = re.compile(
+    "[^\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def parse_block_yaml(text: str) -> dict[str, object] | None:
+    """Read ``text`` if it is in this module's subset.
+
+    Args:
+        text: A decoded document (``load_yaml`` has checked size, UTF-8, BOM).
+
+    Returns:
+        The top-level mapping, exactly as the libyaml path would return it, or
+        ``None`` when declined (anything the module docstring lists).
+    """
+    if not _plain_text(text):
+        return None
+    try:
+        return _parse(text.split("\n"))
+    except Declined:
+        return None
+
+
+def _plain_text(text: str) -> bool:
+    """Whether every character is ``\\n`` or one libyaml reads as ordinary text."""
+    # Deleting printable ASCII bytes leaves whole non-ASCII characters and controls.
+    rest = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_TEXT)
+    return not rest or _NOT_TEXT.search(rest.decode("utf-8", "surrogatepass")) is None
+
+
+def _parse(lines: list[str]) -> dict[str, object]:  # noqa: C901, PLR0912, PLR0915 - the one loop
+    """The top-level mapping of ``lines``, read with a stack of open block collections.
+
+    A content line at the innermost collection's column adds a key or an
+    entry to it; a line further left first closes collections. A line further
+    right is the value of the key or entry just before it if that had nothing
+    after it (the "slot"), or else continues the one-line plain scalar just
+    before it; anything else is declined. A slot's value may also be a
+    sequence at its key's own column.
+    """
+    root: dict[str, object] = {}
+    stack: list[tuple[int, _Collection, bool]] = []  # the enclosing (column, collection, is_seq)
+    col, top, in_seq = 0, root, False  # the innermost open collection
+    slot: _Collection | None = None  # holds a key (or last entry) still without a value
+    slot_key = ""
+    plain_row, plain_text = -1, ""  # a one-line plain scalar the next line may continue
+    row, end = 0, len(lines)
+    while row < end:
+        line = lines[row]
+        text = line.lstrip(" ")
+        if not text or text[0] == "#":
+            row += 1
+            continue
+        indent = len(line) - len(text)
+        if indent == 0 and text.startswith(_MARKERS):
+            raise Declined
+        foldable, plain_row = plain_row, -1
+        split: tuple[str, str] | None = None
+        while True:  # once per node opening on this line ("- - k: v" opens three)
+            entry = text[0] == "-" and (len(text) == 1 or text[1] == " ")
+            new: _Collection | None = None
+            if indent > col:
+                if slot is None:
+                    if foldable < 0:
+                        raise Declined
+                    row = _continue_plain(lines, foldable, plain_text, col, top)
+                    break
+                if not entry:
+                    split = _key_line(text)
+                    if split is None:  # a scalar alone on its line
+                        value, row, plain_text = _value(lines, row, text, col, len(stack) + 2)
+                        _store(slot, slot_key, value)
+                        slot = None
+                        plain_row = row if plain_text else -1
+                        break
+                new = [] if entry else {}
+            elif slot is not None:
+                if entry and indent == col and not in_seq:
+                    new = []  # a sequence at its key's column
+                else:
+                    slot = None
+            if new is not None:
+                if len(stack) + 1 >= MAX_DEPTH:
+                    raise Declined
+                _store(slot, slot_key, new)  # type: ignore[arg-type] # a slot opened it
+                stack.append((col, top, in_seq))
+                col, top, in_seq, slot = indent, new, entry, None
+            while indent < col:
+                col, top, in_seq = stack.pop()
+            if indent != col:
+                raise Declined
+            if in_seq:
+                if entry:
+                    top.append(None)  # type: ignore[union-attr] # in_seq: top is a list
+                    slot = top
+                    rest = text[1:].lstrip(" ")
+                    if rest and rest[0] != "#":
+                        indent += len(text) - len(rest)  # the entry's value opens here
+                        text = rest
+                        continue
+                    break
+                col, top, in_seq = stack.pop()  # a sequence at its key's column ends
+                if col != indent or in_seq:
+                    raise Declined
+            if split is None:
+                split = _key_line(text)
+                if split is None:
+                    raise Declined
+            key, rest = split
+            if key in top:
+                raise Declined
+            if not rest:
+                top[key] = None  # type: ignore[call-overload] # not in_seq: a dict
+                slot, slot_key = top, key
+            elif (  # the most common value, a one-line string, is read inline
+                rest[0] not in _SLOW_FIRST
+                and rest[-1] not in ": "
+                and " #" not in rest
+                and ": " not in rest
+                and rest not in ALL_WORDS
+            ):
+                top[key] = rest  # type: ignore[call-overload] # not in_seq: a dict
+                plain_row, plain_text = row, rest
+            else:
+                top[key], row, plain_text = _value(lines, row, rest, col, len(stack) + 2)  # type: ignore[call-overload]
+                plain_row = row if plain_text else -1
+            break
+        row += 1
+    if not root:
+        raise Declined
+    return root
+
+
+def _value(lines: list[str], row: int, text: str, parent: int, depth: int) -> tuple[object, int, str]:
+    """The scalar or flow collection that ``text`` (on ``row``) starts.
+
+    ``parent`` is the column of the collection holding it, ``depth`` the depth
+    a flow collection here has. Returns the value, its last row, and the text
+    of a one-line plain scalar that more-indented lines may continue (``""``
+    for anything else, including a plain scalar ended by a comment).
+    """
+    first = text[0]
+    if first in "'\"":
+        value, row = quoted(lines, row, text, parent)
+        return value, row, ""
+    if first in "[{":
+        value, end = flow_collection(text, 0, depth)
+        line_end(text[end:])
+        return value, row, ""
+    if first in "|>":
+        value, row = block_scalar(lines, row, text, parent)
+        return value, row, ""
+    if first in _INDICATORS or _is_entry(text):
+        raise Declined
+    cut = text.find(" #")
+    plain = (text if cut < 0 else text[:cut]).rstrip(" ")
+    if plain[-1] == ":" or ": " in plain:
+        raise Declined  # a key where none can be
+    if plain[0] in NUMERIC_STARTS or plain in ALL_WORDS:
+        return typed(plain), row, (plain if cut < 0 else "")
+    return plain, row, (plain if cut < 0 else "")
+
+
+def _continue_plain(lines: list[str], row: int, text: str, parent: int, owner: _Collection) -> int:
+    """Fold the lines after ``row`` indented past ``parent`` into its plain scalar ``text``.
+
+    The scalar is the last value stored in ``owner``; it gets the folded
+    value. Returns the last row folded in. A comment line ends the scalar; a
+    line holding ``": "`` or ``" #"``, or ending in ``:``, is declined.
+    """
+    parts = [text]
+    breaks = 0
+    for index in range(row + 1, len(lines)):
+        line = lines[index]
+        body = line.lstrip(" ")
+        if not body:
+            breaks += 1
+            continue
+        if len(line) - len(body) <= parent or body[0] == "#":
+            break
+        body = body.rstrip(" ")
+        if " #" in body or ": " in body or body[-1] == ":":
+            raise Declined
+        parts.append("\n" * breaks if breaks else " ")
+        parts.append(body)
+        breaks = 0
+        row = index
+    value = typed("".join(parts))
+    if isinstance(owner, list):
+        owner[-1] = value
+    else:
+        owner[next(reversed(owner))] = value
+    return row
+
+
+def _key_line(text: str) -> tuple[str, str] | None:
+    """``(key, rest)`` when ``text`` is a ``key: rest`` line, ``None`` when it is a value.
+
+    Declines keys starting with an indicator, longer than ``_MAX_KEY``,
+    holding a comment, ending in a space, or typing as anything but a string.
+    ``rest`` is ``""`` when nothing or only a comment follows.
+    """
+    first = text[0]
+    if first in _SLOW_FIRST:
+        if first in "'\"":
+            return _quoted_key(text)
+        if first in "[{|>":
+            return None
+        if first in _INDICATORS or (first == "-" and (len(text) == 1 or text[1] == " ")):
+            raise Declined  # "-" alone or followed by a space is a sequence entry
+    colon = text.find(": ")
+    if colon < 0:
+        if text[-1] != ":":
+            return None
+        colon = len(text) - 1
+    key = text[:colon]
+    if key[-1] == " " or colon > _MAX_KEY or " #" in key:
+        raise Declined
+    if (first in NUMERIC_STARTS or key in ALL_WORDS) and not isinstance(typed(key), str):
+        raise Declined
+    rest = text[colon + 2 :]
+    if rest and rest[0] != " " and rest[0] != "#":
+        return key, rest
+    rest = rest.lstrip(" ")
+    return key, ("" if rest[:1] == "#" else rest)
+
+
+def _quoted_key(text: str) -> tuple[str, str] | None:
+    """``(key, rest)`` for a one-line quoted key; ``None`` if the quoted scalar is a value."""
+    closed = one_line_quoted(text, 0)
+    if closed is None:
+        return None
+    key, end = closed
+    if not text.startswith(":", end) or text[end + 1 : end + 2] not in ("", " "):
+        return None
+    if end > _MAX_KEY:
+        raise Declined
+    rest = text[end + 1 :].lstrip(" ")
+    return key, ("" if rest[:1] == "#" else rest)
+
+
+def _is_entry(text: str) -> bool:
+    """Whether ``text`` starts with the block sequence indicator ``-``."""
+    return text[0] == "-" and (len(text) == 1 or text[1] == " ")
+
+
+def _store(owner: _Collection, key: str, value: object) -> None:
+    """Give the slot ``key`` of ``owner`` (a sequence's last entry) its value."""
+    if isinstance(owner, list):
+        owner[-1] = value
+    else:
+        owner[key] = value

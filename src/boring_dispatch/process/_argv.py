@@ -1,0 +1,123 @@
+"""The child command line, built by the parent.
+
+It lives apart from :mod:`~boring_dispatch.process.launch` so that a dry run,
+which only prints the command, imports neither ``subprocess`` and threads nor
+the runner's importer machinery (the CLI's import budget, STYLE.md rule 9).
+``launch`` re-exports the public names.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Final
+
+from boring_dispatch.errors import ResolutionFailed
+from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, RUNNER_MODULE, SEPARATOR
+from boring_dispatch.types import ExecLimits, Route
+
+__all__ = ["MAX_ARGV_BYTES", "MAX_ARGV_TOKENS", "MAX_TOKEN_BYTES", "check_argv", "child_argv"]
+
+#: One argv element, in UTF-8 bytes (Linux refuses 128 KiB with E2BIG).
+MAX_TOKEN_BYTES: Final = 64 * 1024
+#: All argv elements together, in UTF-8 bytes plus one terminator each.
+MAX_ARGV_BYTES: Final = 1024 * 1024
+MAX_ARGV_TOKENS: Final = 4096
+
+
+def check_argv(tokens: Sequence[str]) -> None:
+    """Refuse an argument vector that cannot reach a child byte for byte.
+
+    Raises:
+        ResolutionFailed: an element is not a string, contains NUL, is not
+            encodable as UTF-8 (a lone surrogate), is longer than
+            :data:`MAX_TOKEN_BYTES`, or the vector has more than
+            :data:`MAX_ARGV_TOKENS` elements or :data:`MAX_ARGV_BYTES` bytes.
+    """
+    if len(tokens) > MAX_ARGV_TOKENS:
+        raise ResolutionFailed("too many arguments")
+    total = 0
+    for index, token in enumerate(tokens):
+        if not isinstance(token, str):
+            raise ResolutionFailed(f"argument {index} is not a string")
+        if "\x00" in token:
+            raise ResolutionFailed(f"argument {index} contains a NUL character")
+        try:
+            size = len(token.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ResolutionFailed(f"argument {index} is not valid Unicode text") from None
+        if size > MAX_TOKEN_BYTES:
+            raise ResolutionFailed(f"argument {index} is longer than {MAX_TOKEN_BYTES} bytes")
+        total += size + 1
+    if total > MAX_ARGV_BYTES:
+        raise ResolutionFailed(f"arguments are longer than {MAX_ARGV_BYTES} bytes in total")
+
+
+def child_argv(route: Route, limits: ExecLimits | None = None) -> tuple[str, ...]:
+    """The complete child command for ``route``; the compiled command follows ``--``.
+
+    Raises:
+        ResolutionFailed: the route's Python target disagrees with its binding,
+            or :func:`check_argv` refuses the result.
+    """
+    limits = ExecLimits() if limits is None else limits
+    target = route.python_target
+    if target.process_entry != route.binding.entry:
+        raise ResolutionFailed(
+            "process entry differs between binding and target",
+            caller_module_id=route.caller_module_id,
+            target_module_id=route.target_module_id,
+        )
+    options = (
+        route.target_module_id,
+        route.implementing_source_id,
+        route.target,
+        str(route.cwd),
+        str(route.repository_root),
+        str(route.config_path),
+        json.dumps([str(root) for root in route.module_roots]),
+        target.logical_package,
+        target.logical_entrypoint,
+        _limits_token(limits),
+        target.gateway_path,
+        target.process_entry,
+        "-" if route.security_level is None else str(route.security_level),
+    )
+    argv = (
+        sys.executable,
+        "-I",
+        "-B",
+        "-X",
+        "utf8",
+        "-m",
+        RUNNER_MODULE,
+        *(f"--{name}={value}" for name, value in zip(OPTIONS, options, strict=True)),
+        SEPARATOR,
+        *route.binding.command,
+    )
+    try:
+        check_argv(argv)
+    except ResolutionFailed as error:
+        raise ResolutionFailed(
+            error.message,
+            caller_module_id=route.caller_module_id,
+            target_module_id=route.target_module_id,
+        ) from None
+    return argv
+
+
+def _limits_token(limits: ExecLimits) -> str:
+    def opt(value: int | None) -> str:
+        return "-" if value is None else str(int(value))
+
+    values = (
+        repr(limits.timeout_s),
+        str(int(limits.max_output_bytes)),
+        str(int(limits.max_stdin_bytes)),
+        opt(limits.max_cpu_seconds),
+        opt(limits.max_open_files),
+        opt(limits.max_file_bytes),
+        opt(limits.max_memory_bytes),
+    )
+    return ",".join(f"{key}={value}" for key, value in zip(LIMIT_KEYS, values, strict=True))

@@ -1,0 +1,34 @@
+"""The runner's command-line layout, shared by the parent and the child.
+
+Constants only, with no imports, so that the child-side runner can read them
+without loading what the parent uses to build the command
+(:mod:`~boring_dispatch.process._argv`).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["LIMIT_KEYS", "OPTIONS", "RUNNER_MODULE", "SEPARATOR"]
+
+RUNNER_MODULE: Final = "boring_dispatch.process.runner"
+#: The runner's private options, in their fixed order.
+OPTIONS: Final = (
+    "module-id",
+    "source-id",
+    "interface-id",
+    "module-root",
+    "repo-root",
+    "config",
+    "module-roots",
+    "logical-package",
+    "logical-entrypoint",
+    "limits",
+    "gateway",
+    "entry",
+    "level",
+)
+#: The token that ends the runner's options; the gateway argv follows it.
+SEPARATOR: Final = "--"
+#: Keys of ``--limits``, in their fixed order.
+LIMIT_KEYS: Final = ("timeout", "output", "stdin", "cpu", "nofile", "fsize", "as")
