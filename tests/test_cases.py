@@ -12,11 +12,11 @@ Live cases launch the gateway through ``Repository.invoke``.
 from __future__ import annotations
 
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from boring_dispatch.blueprints.authorize import Authorization, authorize
+from boring_dispatch.blueprints.repository import Repository
 from boring_dispatch.errors import RouteError
 from boring_dispatch.types import Route
 from case_data import Case, CaseFileError, load_cases
@@ -24,28 +24,12 @@ from case_data import Case, CaseFileError, load_cases
 CASES = load_cases()
 
 
-def _need(module: str) -> ModuleType:
-    """Import a pipeline module; skip (with the reason printed) only if it does not exist yet."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as missing:
-        if not (missing.name or "").startswith("boring_dispatch"):
-            raise
-        reason = f"{missing.name} does not exist yet; the case runner needs the real pipeline"
-        print(reason)
-        pytest.skip(reason)
-
-
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_case(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    repository_module = _need("boring_dispatch.blueprints.repository")
     config = case.write_repository(tmp_path / "repository")
-    repository = repository_module.Repository.open(config)
+    repository = Repository.open(config)
     request = case.request.route_request()
     if case.live is not None:
-        _need("boring_dispatch.process.launch")
         for name, value in case.live.env.items():
             monkeypatch.setenv(name, value.replace("{repository}", str(config.parent)))
         result = repository.invoke(request)

@@ -41,6 +41,11 @@ def test_a_lone_dash_is_an_ordinary_positional() -> None:
         {"---x": "v"},
         {"x": "1", "--x": "2"},
         {"--é": "v"},
+        {"client-id": ["a", "--port", "80"]},
+        {"--x": "--port"},
+        {"--x": "-v"},
+        {"--x": -1},
+        {"--x": [-1]},
     ],
 )
 def test_refused_option_shapes_raise_invalid_request(options: dict[str, object]) -> None:

@@ -409,3 +409,51 @@ def test_a_live_call_passes_the_gateway_exit_code_and_streams_through() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["groceries", "today", "welcome"]
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "not-utf8"])
+def test_an_unreadable_trace_file_is_an_error_line_not_a_traceback(
+    tmp_path: Path, kind: str
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    if kind == "directory":
+        trace.mkdir()
+    elif kind == "not-utf8":
+        trace.write_bytes(b'{"name": "\xff"}\n')
+    done = dispatcher("replay", "--config", str(CONFIG), "--dry-run", str(trace))
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: cannot read the trace file")
+    assert "Traceback" not in done.stderr
+
+
+def test_an_unreadable_golden_file_is_an_error_line_not_a_traceback(tmp_path: Path) -> None:
+    golden = tmp_path / "names.golden"
+    golden.write_bytes(b"\xff\xfe\n")
+    done = dispatcher("names", "--config", str(CONFIG), "--golden", str(golden))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+
+
+def test_a_replay_line_with_a_lone_surrogate_fails_alone(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.jsonl"
+    bad = '{"caller": "notes", "interface": "notes._rtx.interface.list-notes", "argv": [],'
+    trace.write_text(bad + ' "stdin": "\\ud800"}\n' + bad + ' "stdin": null}\n')
+    done = dispatcher("replay", "--config", str(EXAMPLE), str(trace))
+    assert done.returncode == 0, done.stderr
+    first, second = (json.loads(line) for line in done.stdout.splitlines())
+    assert first["error"]["code"] == "dispatcher.invalid_request"
+    assert second["exit_code"] == 0
+
+
+def test_a_huge_version_pin_is_an_invalid_interface_id() -> None:
+    done = dispatcher(
+        "--config",
+        str(CONFIG),
+        "--caller-skill",
+        "daily-plan",
+        "--error-format",
+        "json",
+        "--dry-run",
+        "daily-plan._rtx.interface.render-plan@" + "9" * 5000,
+    )
+    assert error_line(done)["code"] == "dispatcher.invalid_interface_id"

@@ -10,7 +10,6 @@ connection, which is how tests prove that no connection was attempted.
 from __future__ import annotations
 
 import http.server
-import importlib.util
 import ipaddress
 import shutil
 import socket
@@ -599,10 +598,6 @@ def test_the_declared_charset_decodes_the_body_when_it_is_a_known_one(server: Se
 # --------------------------------------------------------------------------- #
 # The table row
 
-_HAS_TABLE = importlib.util.find_spec("boring_dispatch.table.python") is not None
-
-
-@pytest.mark.skipif(not _HAS_TABLE, reason="boring_dispatch.table.python is not written yet")
 def test_the_tool_returns_a_small_result_and_refuses_with_tool_error(server: Server) -> None:
     from boring_dispatch.table.python import Registry
 

@@ -37,7 +37,8 @@ _PRIVATE_CHILD: Final = "_rtx"
 _RESERVED: Final = frozenset({"interface", "source"})
 # ASCII only: `re.ASCII` keeps \d and friends from admitting other scripts' digits.
 _ORDINARY: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
-_PIN: Final = re.compile(r"[0-9]+", re.ASCII)
+# At most 9 digits: int() of a huge digit string is slow or raises (the 4300-digit limit).
+_PIN: Final = re.compile(r"[0-9]{1,9}", re.ASCII)
 _MAX_ID_LENGTH: Final = 512
 
 

@@ -17,6 +17,11 @@ The compile rule, one for every client:
   and ``null`` emit nothing; a list emits the flag once followed by each value
   (a multi-value option, as argument-mode bindings expect). Floats are refused
   (``1.0`` must never become ``"1.0"``), and so are booleans inside lists.
+- An option value (or list item) that begins with ``-`` is refused: the
+  binding would read it as a flag (``{"client-id": ["a", "--port", "80"]}``
+  must never smuggle in ``--port``). Negative integers are refused alike.
+- There is no repeated-flag form (``--tag a --tag b``): both version-6
+  grammars refuse a flag given twice, so a list is the only multi-value form.
 - Options come after the positionals, in the order given. If any positional
   begins with ``-`` (other than a lone ``-``), the options come first, then
   ``--``, then the positionals, so that no positional can be read as a flag.
@@ -155,7 +160,17 @@ def _call_identity(fields: Mapping[str, object]) -> tuple[str, str, int | None]:
 def _stdin_text(stdin: object) -> str | None:
     if stdin is not None and not isinstance(stdin, str):
         raise InvalidRouteRequest("stdin must be a string or null")
+    if stdin is not None and not _is_text(stdin):
+        raise InvalidRouteRequest("stdin must be valid text (no lone surrogates)")
     return stdin
+
+
+def _is_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _flag_name(key: object) -> str:
@@ -173,10 +188,8 @@ def _option_tokens(flag: str, value: object) -> tuple[str, ...]:
         return ()
     if value is True:
         return (flag,)
-    if isinstance(value, str):
-        return (flag, value)
-    if type(value) is int:
-        return (flag, str(value))
+    if isinstance(value, str | int) and not isinstance(value, bool):
+        return (flag, _scalar(flag, value))
     if isinstance(value, list):
         items = [_scalar(flag, item) for item in value]
         return (flag, *items)
@@ -185,7 +198,11 @@ def _option_tokens(flag: str, value: object) -> tuple[str, ...]:
 
 def _scalar(flag: str, item: object) -> str:
     if isinstance(item, str):
-        return item
-    if type(item) is int:
-        return str(item)
-    raise InvalidRouteRequest(f"option {flag} has a list item of a refused type")
+        text = item
+    elif type(item) is int:
+        text = str(item)
+    else:
+        raise InvalidRouteRequest(f"option {flag} has a value of a refused type")
+    if text.startswith("-"):
+        raise InvalidRouteRequest(f"a value of option {flag} begins with '-'")
+    return text

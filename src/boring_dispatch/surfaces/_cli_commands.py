@@ -79,8 +79,8 @@ def _names(options: argparse.Namespace) -> int:
 
     try:
         difference = compare(names, Path(options.golden))
-    except OSError as error:
-        sys.stderr.write(f"error: cannot read golden file: {error.strerror}\n")
+    except (OSError, UnicodeDecodeError) as error:
+        sys.stderr.write(f"error: cannot read the golden file: {_reason(error)}\n")
         return 2
     if difference.ok:
         sys.stdout.writelines(f"{name}\n" for name in names)
@@ -90,9 +90,11 @@ def _names(options: argparse.Namespace) -> int:
 
 
 def _replay(options: argparse.Namespace) -> int:
-    trace = Path(options.trace)
-    with trace.open(encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
+    try:
+        lines = Path(options.trace).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        sys.stderr.write(f"error: cannot read the trace file: {_reason(error)}\n")
+        return 2
     if options.registry:
         from boring_dispatch._spec import load_registry
         from boring_dispatch.replay import replay_lines
@@ -133,6 +135,12 @@ def _describe(options: argparse.Namespace) -> int:
     repository = Repository.open(options.config)
     sys.stdout.write(render_description(describe(repository, options.interface)))
     return 0
+
+
+def _reason(error: OSError | UnicodeDecodeError) -> str:
+    if isinstance(error, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return error.strerror or type(error).__name__
 
 
 def _mcp(options: argparse.Namespace) -> int:
