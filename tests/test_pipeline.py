@@ -293,3 +293,24 @@ def test_any_request_text_gives_an_observation_never_an_exception(text: str | by
     observation = registry().dispatch_json(text)
     assert observation.code in {"ok", "invalid_request", "invalid_arguments", "unknown_tool"}
     json.loads(observation.to_text())
+
+
+def test_a_handler_calling_sys_exit_is_an_internal_error_not_an_exit() -> None:
+    import sys
+
+    def leave(code: int) -> dict[str, int]:
+        sys.exit(code)
+
+    table = Registry({"leave": Tool(leave, description="Calls sys.exit.")})
+    observation = table.dispatch("leave", {"code": 3})
+    assert observation.ok is False
+    assert observation.to_json()["error"]["code"] == "internal_error"  # type: ignore[index]
+
+
+def test_keyboard_interrupt_still_propagates() -> None:
+    def interrupt() -> dict[str, int]:
+        raise KeyboardInterrupt
+
+    table = Registry({"interrupt": Tool(interrupt, description="Raises KeyboardInterrupt.")})
+    with pytest.raises(KeyboardInterrupt):
+        table.dispatch("interrupt", {})

@@ -13,7 +13,7 @@ never yields ``ok: true``.
 Refusals (handler never called): ``invalid_request``, ``unknown_tool``,
 ``invalid_arguments``. After the call: ``tool_error`` (the handler raised
 :class:`ToolError`; sensitive values scrubbed from its message),
-``internal_error`` (any other exception, or a result that is not JSON: the
+``internal_error`` (any other exception, ``SystemExit`` included, or a result that is not JSON: the
 traceback goes to the ``boring_dispatch`` logger under a fresh correlation
 id, scrubbed of sensitive values, never into the observation) and
 ``observation_too_large``.
@@ -268,7 +268,9 @@ def _call(
         secrets = sensitive_values(args, entry.schema.sensitive)
         message = scrub(str(error.message), secrets)[: table.limits.max_message_chars]
         return Observation.failure(ToolError.code, message)
-    except Exception as error:  # noqa: BLE001 - every other exception is internal_error
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - every other exception
+        # SystemExit too: a handler calling sys.exit() must not end the process that serves
+        # the table (an MCP server). KeyboardInterrupt still propagates.
         return _internal_error(
             table.surface, name, error, sensitive_values(args, entry.schema.sensitive)
         )
