@@ -96,6 +96,15 @@ VALUE_OVERRIDES: Final = {
 }
 GENERIC_VALUES: Final = ("x", "1", "2026-01-02", "a-b")
 
+#: Exports whose every pattern requires a secret or credential argument's flag in argv.
+#: We refuse secrets in argv (they belong on stdin), so these never compile.
+SECRET_IN_ARGV: Final = frozenset(
+    {
+        "connect-google._rtx.interface.install-client",
+        "email-client._rtx.interface.accounts-setup-oauth",
+    }
+)
+
 #: Patterns no argv can match: they require a flag their own allowed_flags omit.
 UNSATISFIABLE: Final = {
     ("list-manager._rtx.interface.cloud-create-entry", "stdin-mode"),

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 import pytest
 
 from boring_dispatch.blueprints.repository import Repository
-from boring_dispatch.errors import UnauthorizedCaller
+from boring_dispatch.errors import ResolutionFailed, UnauthorizedCaller
 from boring_dispatch.types import Route, RouteRequest
 from case_data import corpus_config
-from corpus_kit import BINDABLE, UNSATISFIABLE, Export, minimal_argv
+from corpus_kit import BINDABLE, SECRET_IN_ARGV, UNSATISFIABLE, Export, minimal_argv
 
 CONFIG = corpus_config("famulus")
 #: Argument-mode exports take typed arguments rather than a pattern (BLUEPRINTS-V6 6.3).
@@ -69,7 +69,14 @@ def _resolve(export_id: str, export: Export) -> Route:
     raise AssertionError(f"no candidate caller admitted {export_id}: {refusals}")
 
 
-@pytest.mark.parametrize("export_id", sorted(BINDABLE))
+def test_an_export_that_needs_a_secret_in_argv_is_refused() -> None:
+    for export_id in sorted(SECRET_IN_ARGV):
+        with pytest.raises(ResolutionFailed) as caught:
+            _resolve(export_id, BINDABLE[export_id])
+        assert "must travel on stdin" in caught.value.message
+
+
+@pytest.mark.parametrize("export_id", sorted(set(BINDABLE) - SECRET_IN_ARGV))
 def test_every_process_bindable_export_dry_runs_for_its_owner(export_id: str) -> None:
     export = BINDABLE[export_id]
     route = _resolve(export_id, export)

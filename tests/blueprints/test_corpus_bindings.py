@@ -21,7 +21,14 @@ from boring_dispatch.blueprints.levels import derive_level
 from boring_dispatch.errors import ResolutionFailed, SecurityLevelUnavailable
 from boring_dispatch.types import CompiledBinding
 from case_data import corpus_config
-from corpus_kit import BINDABLE, EXPORTS, PATTERN_MODE, UNSATISFIABLE, minimal_argv
+from corpus_kit import (
+    BINDABLE,
+    EXPORTS,
+    PATTERN_MODE,
+    SECRET_IN_ARGV,
+    UNSATISFIABLE,
+    minimal_argv,
+)
 
 
 def compile_(export_id: str, *argv: str, stdin: bool = False) -> CompiledBinding:
@@ -65,6 +72,9 @@ def test_every_corpus_pattern_accepts_its_minimal_argv(export_id: str, index: in
     argv = minimal_argv(pattern)
     if (export_id, name) in UNSATISFIABLE:
         refusal(export_id, *argv)
+        return
+    if export_id in SECRET_IN_ARGV:
+        assert "must travel on stdin" in refusal(export_id, *argv)
         return
     compiled = compile_(export_id, *argv)
     assert compiled.pattern == name

@@ -533,3 +533,23 @@ def test_mutated_contracts_give_a_level_or_unavailable_and_audiences_never_fail(
     with contextlib.suppress(SecurityLevelUnavailable):
         assert derive_level(mutated, module) in {0, 1, 2}
     assert set(output_audiences(mutated).values()) <= {"machine", "human", "both"}
+
+
+def test_a_pattern_mode_secret_flag_in_argv_is_refused_without_echoing_it() -> None:
+    from boring_dispatch.blueprints.repository import Repository
+    from boring_dispatch.errors import ResolutionFailed
+    from boring_dispatch.types import RouteRequest
+    from case_data import corpus_config
+
+    repository = Repository.open(corpus_config("famulus"))
+    for argv in (
+        ("--client-secret", "TOPSECRET-CANARY"),
+        ("--client-secret=TOPSECRET-CANARY",),
+    ):
+        request = RouteRequest(
+            caller="g-calendar", target="g-calendar._rtx.interface.setup-oauth", argv=argv
+        )
+        with pytest.raises(ResolutionFailed) as caught:
+            repository.resolve(request)
+        assert "TOPSECRET-CANARY" not in caught.value.message
+        assert "--client-secret" in caught.value.message

@@ -123,12 +123,32 @@ def _compile(interface: object, argv: object, stdin: object) -> CompiledBinding:
     prefix = string_list(binding.get("args_prefix", []), "args_prefix")
     if "patterns" in binding:
         pattern = match_patterns(binding, caller_argv, stdin)
+        _refuse_secret_flags(interface, caller_argv)
         tokens, decision = list(caller_argv), stdin
     else:
         pattern = ""
         tokens, decision = compile_arguments(binding, interface, caller_argv, stdin)
     command = _checked_argv([*prefix, *tokens], "compiled command")
     return CompiledBinding(command=command, pattern=pattern, stdin=decision, entry=entry)
+
+
+def _refuse_secret_flags(interface: Mapping[str, object], argv: tuple[str, ...]) -> None:
+    """Pattern mode: a secret or credential argument may not appear as ``--<id>`` in argv.
+
+    Argv is visible in ``/proc/<pid>/cmdline``, so secrets only ever travel on stdin.
+    Pattern-mode contracts name arguments by ID; the flag spelling ``--<id>`` is the
+    convention every corpus interface follows. A secret passed positionally cannot be
+    recognised here: declare such interfaces in argument mode with a stdin binding.
+    """
+    secrets = {f"--{arg_id}" for arg_id in secret_arguments(interface)}
+    if not secrets:
+        return
+    for token in argv:
+        if token == "--":  # noqa: S105 - the end-of-options marker, not a password
+            return
+        if token.partition("=")[0] in secrets:
+            flag = token.partition("=")[0]
+            raise BindingRefusedError(f"secret argument {flag} must travel on stdin, not argv")
 
 
 def _checked_argv(argv: object, what: str) -> tuple[str, ...]:
@@ -160,9 +180,9 @@ def secret_arguments(interface: Mapping[str, object]) -> tuple[str, ...]:
     An argument counts when its own ``sensitivity`` or any nested type
     sensitivity (``type``, ``element_type``, ``content_type``, ``entry_type``)
     is secret. Used for redaction, so it never raises: malformed parts are
-    skipped. In argument mode :func:`compile_binding` already guarantees these
-    arguments travel on stdin; pattern-mode contracts are documentation, so
-    their secrets may still be in argv (redact them).
+    skipped. In argument mode :func:`compile_binding` guarantees these
+    arguments are bound as stdin; in pattern mode it refuses their ``--<id>``
+    flags in argv.
     """
     contract = interface.get("contract") if isinstance(interface, Mapping) else None
     arguments = contract.get("arguments") if isinstance(contract, Mapping) else None

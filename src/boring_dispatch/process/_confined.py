@@ -31,7 +31,6 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
-from importlib.abc import Loader, MetaPathFinder
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Final
@@ -47,7 +46,12 @@ class ConfinedImportError(ImportError):
     """The confined importer refused a name inside the logical package."""
 
 
-class ConfinedFinder(MetaPathFinder):
+# The finder and loader implement the import protocols without the ``importlib.abc``
+# base classes: importing ``importlib.abc`` loads ``importlib.resources``, ``tempfile``
+# and ``shutil`` into every gateway process, and the bases add no behaviour used here.
+
+
+class ConfinedFinder:
     """Finds ``<package>`` and ``<package>.*`` under ``root`` and nothing else."""
 
     def __init__(self, package: str, root: str) -> None:
@@ -127,7 +131,7 @@ class ConfinedFinder(MetaPathFinder):
         return spec
 
 
-class _ConfinedLoader(Loader):
+class _ConfinedLoader:
     """Executes a confined source file read through a no-follow walk."""
 
     def __init__(self, root: str, relative: tuple[str, ...] | None, refused: set[str]) -> None:
