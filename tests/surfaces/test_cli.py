@@ -457,3 +457,25 @@ def test_a_huge_version_pin_is_an_invalid_interface_id() -> None:
         "daily-plan._rtx.interface.render-plan@" + "9" * 5000,
     )
     assert error_line(done)["code"] == "dispatcher.invalid_interface_id"
+
+
+def test_the_installed_script_finds_a_registry_module_in_the_working_directory() -> None:
+    script = Path(sys.executable).parent / "dispatcher"
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [
+            str(script),
+            "names",
+            "--registry",
+            "examples.support_and_billing.support:SUPPORT",
+            "--golden",
+            "examples/support_and_billing/support.golden",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["finish", "get_job", "lookup_invoice"]

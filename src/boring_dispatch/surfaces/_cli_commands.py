@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,6 +28,10 @@ def run(command: str, argv: Sequence[str]) -> int:
         "mcp": _mcp,
     }
     options = _parser(command).parse_args(list(argv))
+    if options.registry and "" not in sys.path and os.getcwd() not in sys.path:
+        # As `python -m` does: a registry module in the working directory is importable
+        # when the command runs from the installed `dispatcher` script too.
+        sys.path.insert(0, os.getcwd())
     try:
         return handlers[command](options)
     except DispatchError as error:
