@@ -15,7 +15,6 @@ never the caller's raw strings, and a span's status is a code, never text.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -76,6 +75,29 @@ class _Clock:
         )
 
 
+def _log_internal_error(error: BaseException) -> str:
+    """Log a dispatcher bug under a fresh correlation id; return the id.
+
+    The log line holds the exception's type and its traceback frames (file, line,
+    function, source line), never the exception's text, which may hold argument
+    values. It goes to the ``boring_dispatch`` logger (stderr unless configured).
+    """
+    import logging
+    import traceback
+
+    from boring_dispatch.pipeline import new_correlation_id
+
+    correlation_id = new_correlation_id()
+    frames = "".join(traceback.format_tb(error.__traceback__))
+    logging.getLogger("boring_dispatch").error(
+        "dispatcher mcp: internal_error correlation_id=%s type=%s\n%s",
+        correlation_id,
+        type(error).__name__,
+        frames,
+    )
+    return correlation_id
+
+
 class RepositoryCalls:
     """The three tier tools over one repository."""
 
@@ -107,10 +129,11 @@ class RepositoryCalls:
             clock.span("mcp.tool_call", traced, error.code, route)
             return error_outcome(error, request=request, trace_id=traced, route=route)
         except Exception as error:  # noqa: BLE001 - a bad call never ends the server
-            # The type name only: exception text may hold argument values.
-            sys.stderr.write(f"dispatcher mcp: internal error: {type(error).__name__}\n")
+            correlation_id = _log_internal_error(error)
             clock.span("mcp.tool_call", traced, InternalFailure.code, route)
-            failure = InternalFailure("internal error in the dispatcher")
+            failure = InternalFailure(
+                f"internal error in the dispatcher (correlation id {correlation_id})"
+            )
             return error_outcome(failure, request=request, trace_id=traced, route=route)
         clock.span("mcp.tool_call", trace_id, _run_status(run), route)
         return execution_outcome(route, run, trace_id)
