@@ -314,3 +314,38 @@ def test_keyboard_interrupt_still_propagates() -> None:
     table = Registry({"interrupt": Tool(interrupt, description="Raises KeyboardInterrupt.")})
     with pytest.raises(KeyboardInterrupt):
         table.dispatch("interrupt", {})
+
+
+def test_a_tool_that_needs_confirmation_is_denied_unless_the_client_confirms() -> None:
+    calls: list[int] = []
+
+    def refund(invoice_id: int) -> dict[str, int]:
+        calls.append(invoice_id)
+        return {"refunded": invoice_id}
+
+    table = Registry({"refund": Tool(refund, description="Refund.", confirm=True)})
+    denied = table.dispatch("refund", {"invoice_id": 7})
+    assert denied.to_json()["error"]["code"] == "denied"  # type: ignore[index]
+    assert calls == []
+    # The model's own text can never confirm: dispatch_json has no such member.
+    text = '{"name": "refund", "args": {"invoice_id": 7}, "confirmed": true}'
+    assert table.dispatch_json(text).to_json()["error"]["code"] == "invalid_request"  # type: ignore[index]
+    assert (
+        table.dispatch_json('{"name": "refund", "args": {"invoice_id": 7}}').to_json()["error"][
+            "code"
+        ]
+        == "denied"
+    )  # type: ignore[index]
+    assert calls == []
+    assert table.dispatch("refund", {"invoice_id": 7}, confirmed=True).ok is True
+    assert calls == [7]
+
+
+def _refund(invoice_id: int) -> dict[str, int]:
+    return {"refunded": invoice_id}
+
+
+def test_confirmation_is_checked_before_validation() -> None:
+    table = Registry({"refund": Tool(_refund, description="R.", confirm=True)})
+    observation = table.dispatch("refund", {"invoice_id": "not an int"})
+    assert observation.to_json()["error"]["code"] == "denied"  # type: ignore[index]

@@ -11,7 +11,8 @@ anywhere on this path. Every outcome is an :class:`Observation`; an exception
 never yields ``ok: true``.
 
 Refusals (handler never called): ``invalid_request``, ``unknown_tool``,
-``invalid_arguments``. After the call: ``tool_error`` (the handler raised
+``denied`` (a tool built with ``confirm=True`` that the client did not
+confirm), ``invalid_arguments``. After the call: ``tool_error`` (the handler raised
 :class:`ToolError`; sensitive values scrubbed from its message),
 ``internal_error`` (any other exception, ``SystemExit`` included, or a result that is not JSON: the
 traceback goes to the ``boring_dispatch`` logger under a fresh correlation
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Final, final
 
 from boring_dispatch._json import StrictJSONError, strict_loads
 from boring_dispatch.errors import (
+    Denied,
     InvalidArguments,
     InvalidRequest,
     ObservationTooLarge,
@@ -102,6 +104,8 @@ class Entry:
 
     handler: Callable[..., object]
     schema: ArgumentSchema
+    #: Policy bit: the client (never the model's text) must confirm each call.
+    confirm: bool = False
 
 
 @final
@@ -138,13 +142,14 @@ class _Trail:
         self.secrets: tuple[str, ...] = ()
 
 
-def dispatch(table: Table, name: object, args: object) -> Observation:
+def dispatch(table: Table, name: object, args: object, *, confirmed: bool = False) -> Observation:
     """Run one call through the pipeline. Never raises for anything a caller sends.
 
     Refuses with ``invalid_request`` a name that is not exactly a ``str`` and
-    arguments that are not a mapping; see the module docstring for the rest.
+    arguments that are not a mapping; with ``denied`` a tool that needs
+    confirmation when ``confirmed`` is not true; see the module docstring for the rest.
     """
-    return _dispatch(table, name, args, _Trail() if table.sinks else None)
+    return _dispatch(table, name, args, _Trail() if table.sinks else None, confirmed)
 
 
 def dispatch_json(table: Table, text: str | bytes) -> Observation:
@@ -191,9 +196,11 @@ def parse_request(text: str | bytes, limits: TableLimits, *, recorded: bool = Fa
     return Request(name, args, observation)
 
 
-def _dispatch(table: Table, name: object, args: object, trail: _Trail | None) -> Observation:
+def _dispatch(
+    table: Table, name: object, args: object, trail: _Trail | None, confirmed: bool = False
+) -> Observation:
     try:
-        observation = _stages(table, name, args, trail)
+        observation = _stages(table, name, args, trail, confirmed)
     except TableError as error:
         observation = Observation.from_error(error)
     except Exception as error:  # noqa: BLE001 - a fault of the dispatcher itself is never ok
@@ -206,9 +213,15 @@ def _dispatch(table: Table, name: object, args: object, trail: _Trail | None) ->
     return observation
 
 
-def _stages(table: Table, name: object, args: object, trail: _Trail | None) -> Observation:
+def _stages(
+    table: Table, name: object, args: object, trail: _Trail | None, confirmed: bool
+) -> Observation:
     name, args = _parse(name, args, trail)
     entry = _look_up(table, name, args, trail)
+    if entry.confirm and confirmed is not True:
+        if trail is not None:
+            trail.args = redact_invalid(args, entry.schema.sensitive, entry.schema.accepted)
+        raise Denied(f"tool {_shown(name)} needs the client's confirmation")
     kwargs = _validate(entry.schema, args, trail)
     if trail is not None:
         _redact(entry.schema, args, trail)

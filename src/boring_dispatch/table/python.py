@@ -66,6 +66,10 @@ class Tool:
             ``both``) when a surface shows text content, as the MCP server
             does. Defaults to ``both``: a table tool's result is usually meant
             for the model and fine to preview.
+        confirm: policy bit; every call is ``denied`` (handler not called)
+            unless the client passes ``dispatch(..., confirmed=True)``, for
+            example after a person approved it. Nothing the model writes can
+            confirm: ``dispatch_json``, replay and MCP never do.
     """
 
     handler: Callable[..., object]
@@ -74,6 +78,7 @@ class Tool:
     args: type[BaseModel] | None = None
     enabled: bool = True
     audience: Audience = "both"
+    confirm: bool = False
 
 
 @final
@@ -118,7 +123,7 @@ class Registry:
             _check_tool(tool_name, tool)
             schema = build_schema(tool_name, tool.handler, tool.args)
             if tool.enabled:
-                entries[tool_name] = pipeline.Entry(tool.handler, schema)
+                entries[tool_name] = pipeline.Entry(tool.handler, schema, tool.confirm is True)
                 kept[tool_name] = tool
         chosen = tuple(sinks)
         for sink in chosen:
@@ -162,13 +167,19 @@ class Registry:
         """The bound names, sorted: the allowlist as data (compare it to a golden file)."""
         return self._names
 
-    def dispatch(self, name: str, args: Mapping[str, object] | None = None) -> Observation:
+    def dispatch(
+        self, name: str, args: Mapping[str, object] | None = None, *, confirmed: bool = False
+    ) -> Observation:
         """Call one tool through the pipeline; ``None`` args mean ``{}``.
 
         Never raises for a bad name or bad arguments: every outcome, including
-        an exception in the handler, is an :class:`Observation`.
+        an exception in the handler, is an :class:`Observation`. ``confirmed``
+        is the client's approval of this one call, for tools built with
+        ``confirm=True`` (otherwise they are ``denied``).
         """
-        return pipeline.dispatch(self._table, name, {} if args is None else args)
+        return pipeline.dispatch(
+            self._table, name, {} if args is None else args, confirmed=confirmed
+        )
 
     def dispatch_json(self, text: str | bytes) -> Observation:
         """Parse ``{"name": ..., "args": {...}}`` strictly, then dispatch it.
