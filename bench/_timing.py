@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import statistics
 import subprocess
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -47,15 +49,23 @@ def interleave(
     return [Stats(name, tuple(samples[name])) for name, _ in candidates]
 
 
-def command(argv: Sequence[str], **kwargs: object) -> Callable[[], object]:
-    """A callable that runs one process and checks that it succeeded."""
+def command(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    expect: bytes | None = None,
+) -> Callable[[], object]:
+    """A callable that runs one process and checks that it succeeded (and printed ``expect``)."""
 
     def run() -> object:
-        completed = subprocess.run(  # noqa: S603 - fixed benchmark commands
-            list(argv), capture_output=True, check=False, **kwargs
-        )
+        completed = subprocess.run(list(argv), capture_output=True, check=False, cwd=cwd, env=env)
         if completed.returncode != 0:
-            raise RuntimeError(f"{argv[:4]} exited {completed.returncode}: {completed.stderr[-300:]!r}")
+            raise RuntimeError(
+                f"{argv[:4]} exited {completed.returncode}: {completed.stderr[-300:]!r}"
+            )
+        if expect is not None and expect not in completed.stdout:
+            raise RuntimeError(f"{argv[:4]} printed {completed.stdout[-300:]!r}")
         return completed
 
     return run
@@ -66,3 +76,22 @@ def report(title: str, stats: list[Stats], unit: str = "us") -> None:
     floor = stats[0]
     for item in stats:
         print(item.row(None if item is floor else floor, unit))
+
+
+def verdict(label: str, measured: float, target: float, unit: str = "") -> str:
+    """One line ``label: measured (target <= target) met/NOT met``."""
+    met = "met" if measured <= target else "NOT met"
+    return f"  {label}: {measured:.2f}{unit} (target <= {target:g}{unit}) {met}"
+
+
+def interpreter() -> Path:
+    """The interpreter running the benchmark (the venv's, not a shell shim)."""
+    return Path(sys.executable)
+
+
+def console_script(name: str) -> Path:
+    """An installed console script next to the interpreter (``.venv/bin/<name>``)."""
+    path = interpreter().parent / name
+    if not path.is_file():
+        raise RuntimeError(f"{path} is missing: install the project (make bench does)")
+    return path

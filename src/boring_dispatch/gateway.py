@@ -25,11 +25,15 @@ nested call).
 from __future__ import annotations
 
 import abc
-import argparse
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from boring_dispatch._value import value
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = [
     "ArgvInterface",
@@ -41,7 +45,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class RuntimeContext:
     """Who is running: attached by the runner before the gateway class is instantiated."""
 
@@ -65,7 +69,7 @@ class RuntimeContext:
     level: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class NestedResult:
     """The outcome of :meth:`Interface.dispatch`: exit code and captured streams."""
 

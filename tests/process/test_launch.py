@@ -22,6 +22,7 @@ from boring_dispatch.errors import (
     RuntimeMisconfigured,
 )
 from boring_dispatch.observe.trace import new_trace_id
+from boring_dispatch.process import launch as launch_module
 from boring_dispatch.process.launch import (
     MAX_ARGV_BYTES,
     MAX_ARGV_TOKENS,
@@ -374,3 +375,25 @@ def test_streaming_output_appears_before_the_child_exits(repo: Repo, tmp_path: P
             driver.wait(timeout=10)
         if driver.stderr is not None:
             driver.stderr.close()
+
+
+def test_the_exit_wait_returns_the_status_of_a_child_that_has_exited() -> None:
+    child = subprocess.Popen([sys.executable, "-I", "-c", "raise SystemExit(3)"])
+    assert launch_module._wait(child, 60.0) == 3
+    assert child.returncode == 3
+
+
+def test_the_exit_wait_times_out_on_a_running_child_and_leaves_it_unreaped() -> None:
+    child = subprocess.Popen([sys.executable, "-I", "-c", "import time; time.sleep(60)"])
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            launch_module._wait(child, 0.2)
+        assert child.returncode is None  # not reaped: its pid still names its group
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+
+
+def test_the_exit_wait_accepts_a_timeout_longer_than_poll_can_take_at_once() -> None:
+    child = subprocess.Popen([sys.executable, "-I", "-c", "raise SystemExit(0)"])
+    assert launch_module._wait(child, 1e9) == 0

@@ -26,9 +26,10 @@ import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final
+
+from boring_dispatch._value import value
 
 __all__ = [
     "TRACE_ID_ENV",
@@ -62,7 +63,7 @@ def valid_trace_id(value: object) -> bool:
     return isinstance(value, str) and _TRACE_ID.fullmatch(value) is not None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Span:
     """One timed step. Only identifiers: never arguments, output or text."""
 
@@ -81,13 +82,23 @@ class Span:
     def to_json(self) -> dict[str, object]:
         """The JSON object written for this span, with non-identifiers replaced."""
         out: dict[str, object] = {}
-        for key, value in asdict(self).items():
-            if isinstance(value, str):
+        fields = (
+            self.trace_id,
+            self.name,
+            self.start,
+            self.duration_ms,
+            self.status,
+            self.interface_id,
+            self.module_id,
+            self.caller_module_id,
+        )
+        for key, field in zip(self.__match_args__, fields, strict=True):
+            if isinstance(field, str):
                 pattern = _STATUS if key == "status" else _IDENT
-                out[key] = value if pattern.fullmatch(value) else "?"
-            elif isinstance(value, float) and math.isfinite(value):
-                out[key] = round(value, 3) if key == "duration_ms" else value
-            elif value is None:
+                out[key] = field if pattern.fullmatch(field) else "?"
+            elif isinstance(field, float) and math.isfinite(field):
+                out[key] = round(field, 3) if key == "duration_ms" else field
+            elif field is None:
                 out[key] = None
             else:
                 out[key] = "?"

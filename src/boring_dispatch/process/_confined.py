@@ -31,6 +31,7 @@ import os
 import stat
 import sys
 from collections.abc import Sequence
+from importlib._abc import Loader  # what importlib.abc.Loader is, without importlib.abc
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 from typing import Final
@@ -46,9 +47,10 @@ class ConfinedImportError(ImportError):
     """The confined importer refused a name inside the logical package."""
 
 
-# The finder and loader implement the import protocols without the ``importlib.abc``
-# base classes: importing ``importlib.abc`` loads ``importlib.resources``, ``tempfile``
-# and ``shutil`` into every gateway process, and the bases add no behaviour used here.
+# Not importlib.abc: importing it loads importlib.resources, tempfile and shutil into
+# every gateway process. The finder needs no base class (sys.meta_path takes any object
+# with find_spec; MetaPathFinder adds a no-op invalidate_caches and the deprecated
+# find_module), and importlib.abc.Loader is importlib._abc.Loader.
 
 
 class ConfinedFinder:
@@ -131,7 +133,7 @@ class ConfinedFinder:
         return spec
 
 
-class _ConfinedLoader:
+class _ConfinedLoader(Loader):
     """Executes a confined source file read through a no-follow walk."""
 
     def __init__(self, root: str, relative: tuple[str, ...] | None, refused: set[str]) -> None:

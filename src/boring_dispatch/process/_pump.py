@@ -7,7 +7,6 @@ import selectors
 import subprocess
 import time
 from contextlib import suppress
-from dataclasses import dataclass, field
 from typing import IO, Final
 
 __all__ = ["Pump", "pump"]
@@ -15,15 +14,21 @@ __all__ = ["Pump", "pump"]
 _CHUNK: Final = 65536
 
 
-@dataclass(slots=True)
 class Pump:
-    """Bytes read so far, and why reading stopped."""
+    """Bytes read so far, and why reading stopped.
 
-    stdout: bytearray = field(default_factory=bytearray)
-    stderr: bytearray = field(default_factory=bytearray)
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-    timed_out: bool = False
+    A plain slotted class, not a dataclass: ``dataclasses`` would load ``inspect``
+    into every gateway process that makes a nested call.
+    """
+
+    __slots__ = ("stderr", "stderr_truncated", "stdout", "stdout_truncated", "timed_out")
+
+    def __init__(self) -> None:
+        self.stdout = bytearray()
+        self.stderr = bytearray()
+        self.stdout_truncated = False
+        self.stderr_truncated = False
+        self.timed_out = False
 
 
 def pump(proc: subprocess.Popen[bytes], data: bytes | None, cap: int, deadline: float) -> Pump:

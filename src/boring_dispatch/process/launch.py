@@ -23,6 +23,8 @@ session is a tidy-up mechanism, not a container.
 from __future__ import annotations
 
 import math
+import os
+import select
 import subprocess
 import sys
 import threading
@@ -65,6 +67,7 @@ __all__ = [
 #: What :func:`run_streaming` returns when the timeout ended the child (as coreutils ``timeout``).
 TIMEOUT_EXIT_CODE: Final = 124
 _FEEDER_JOIN_S: Final = 5.0
+_POLL_STEP_MS: Final = 86_400_000
 
 
 def _check_limits(route: Route, limits: ExecLimits, stdin: bytes | None) -> None:
@@ -163,7 +166,7 @@ def run_streaming(
         proc = _spawn(route, argv, trace_id, stdin=stdin is not None, capture=False)
         feeder = _feed_in_background(proc.stdin, stdin)
         try:
-            code = proc.wait(timeout=limits.timeout_s)
+            code = _wait(proc, limits.timeout_s)
         except subprocess.TimeoutExpired:
             end_group(proc)
             timer.status = "timed_out"
@@ -180,6 +183,35 @@ def run_streaming(
                 feeder.join(_FEEDER_JOIN_S)
         timer.status = _status(code)
         return code if code >= 0 else 128 - code
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
+    """``proc.wait(timeout_s)``, woken by the child's exit instead of by polling.
+
+    ``Popen.wait`` with a timeout sleeps in growing steps of up to 50 ms, so a
+    short gateway is reaped up to 50 ms late. A pidfd becomes readable when the
+    child exits (before it is reaped, so the group-kill rule above still holds).
+
+    Raises:
+        subprocess.TimeoutExpired: the child is still running after ``timeout_s``.
+    """
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3: the polling wait
+        return proc.wait(timeout=max(0.0, timeout_s))
+    deadline = time.monotonic() + timeout_s
+    remaining = timeout_s
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        # poll() takes a C int of milliseconds: wait in steps of at most a day.
+        while not poller.poll(min(_POLL_STEP_MS, max(0, math.ceil(remaining * 1000)))):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout_s)
+    finally:
+        os.close(pidfd)
+    return proc.wait()
 
 
 def _feed_in_background(pipe: IO[bytes] | None, data: bytes | None) -> threading.Thread | None:
@@ -221,7 +253,7 @@ def run_captured(
                 end_group(proc)
             else:
                 try:
-                    proc.wait(timeout=max(0.0, began + limits.timeout_s - time.monotonic()))
+                    _wait(proc, began + limits.timeout_s - time.monotonic())
                 except subprocess.TimeoutExpired:
                     captured.timed_out = True
                     end_group(proc)

@@ -31,7 +31,6 @@ the child's stderr and status 1.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import math
@@ -40,11 +39,11 @@ import resource
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from boring_dispatch import gateway
+from boring_dispatch._value import value
 from boring_dispatch.observe.trace import TRACE_ID_ENV, span, valid_trace_id
 from boring_dispatch.process import _confined
 from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, SEPARATOR
@@ -74,7 +73,7 @@ class RunnerError(Exception):
     """Runner misuse or a refused gateway: reported as ``error: ...``, exit status 2."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Spec:
     """The parsed runner command line."""
 
@@ -219,9 +218,9 @@ def apply_rlimits(rlimits: Sequence[tuple[str, int]]) -> None:
     Raises:
         RunnerError: the kernel refused a limit.
     """
-    for resource_id, value in ((resource.RLIMIT_CORE, 0), *_named(rlimits)):
+    for resource_id, limit in ((resource.RLIMIT_CORE, 0), *_named(rlimits)):
         _, hard = resource.getrlimit(resource_id)
-        target = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        target = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
         try:
             resource.setrlimit(resource_id, (target, target))
         except (OSError, ValueError) as error:
@@ -229,7 +228,7 @@ def apply_rlimits(rlimits: Sequence[tuple[str, int]]) -> None:
 
 
 def _named(rlimits: Sequence[tuple[str, int]]) -> list[tuple[int, int]]:
-    return [(_RLIMITS[name], value) for name, value in rlimits]
+    return [(_RLIMITS[name], limit) for name, limit in rlimits]
 
 
 def scrub_sys_path(entries: Sequence[str], roots: Sequence[str]) -> list[str]:
@@ -313,6 +312,8 @@ def _load_entry(
 
 def _run(instance: gateway.Interface | gateway.ArgvInterface, command: Sequence[str]) -> int:
     if isinstance(instance, gateway.Interface):
+        import argparse  # only parsed gateways need it
+
         parser = instance.build_parser()
         if not isinstance(parser, argparse.ArgumentParser):
             raise TypeError("build_parser() must return an argparse.ArgumentParser")

@@ -8,7 +8,8 @@ gateway unchanged)::
 
 Subcommands (the first word): ``names``, ``replay``, ``describe``, ``mcp``.
 Heavy modules (pydantic, mcp) are imported only by the subcommands that need
-them, so that a dry run starts fast.
+them, so that a dry run starts fast; for the same reason argparse is imported
+only for help and for invocations of an unusual shape (:func:`_quick_invocation`).
 """
 
 from __future__ import annotations
