@@ -80,15 +80,19 @@ def test_route_one_dry_runs_as_the_reference_observed() -> None:
 
 
 def test_the_repository_config_alias_is_accepted() -> None:
-    payload = dry_run(
+    done = dispatcher(
+        "--repository-config",
+        str(CONFIG),
+        "--caller-skill",
         "daily-plan",
+        "--dry-run",
         "daily-plan._rtx.interface.render-plan",
         "extract",
         "/tmp/plan.md",
         "/tmp/o",
-        extra=("--repository-config", str(CONFIG)),
     )
-    assert payload["command"] == ["extract", "/tmp/plan.md", "/tmp/o"]
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["command"] == ["extract", "/tmp/plan.md", "/tmp/o"]
 
 
 def test_route_three_passes_inline_values_through_unchanged() -> None:
@@ -479,3 +483,23 @@ def test_the_installed_script_finds_a_registry_module_in_the_working_directory()
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["finish", "get_job", "lookup_invoice"]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ("--caller-skill", "journal", "--caller-skill", "planner"),
+        ("--caller-skill=journal", "--caller-skill", "planner"),
+        ("--caller-skill", "planner", "--config", str(EXAMPLE)),
+        ("--caller-skill", "planner", "--repository-config", str(EXAMPLE)),
+        ("--caller-skill", "planner", "--error-format", "json", "--error-format", "text"),
+        ("--caller-skill", "planner", "--timeout", "5", "--timeout", "6"),
+    ],
+)
+def test_an_option_given_twice_is_refused_never_silently_replaced(options: tuple[str, ...]) -> None:
+    done = dispatcher(
+        "--config", str(EXAMPLE), *options, "--dry-run", "notes._rtx.interface.read-note", "today"
+    )
+    assert done.returncode == 2
+    assert "given more than once" in done.stderr
+    assert done.stdout == ""

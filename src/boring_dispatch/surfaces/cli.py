@@ -76,27 +76,56 @@ def _invocation_parser() -> argparse.ArgumentParser:
         description="Resolve, authorize and run one exported interface of a blueprint repository.",
         epilog="subcommands: dispatcher {names,replay,describe,mcp} --help",
     )
+    once = _once_action()
     parser.add_argument(
         "--config",
         "--repository-config",
         dest="config",
         metavar="PATH",
+        action=once,
         help="exact absolute path of officina.toml",
     )
-    parser.add_argument("--caller-skill", required=True, metavar="SKILL")
+    parser.add_argument("--caller-skill", required=True, metavar="SKILL", action=once)
     parser.add_argument("--dry-run", action="store_true", help="authorize and compile only")
-    parser.add_argument("--error-format", choices=_ERROR_FORMATS, default="text")
+    parser.add_argument("--error-format", choices=_ERROR_FORMATS, default="text", action=once)
     parser.add_argument("--stdin", action="store_true", help="forward standard input")
     parser.add_argument(
         "--timeout",
         type=positive_seconds,
         default=None,
         metavar="SECONDS",
+        action=once,
         help="wall-clock limit of the gateway run; its process group is killed (default 60)",
     )
     parser.add_argument("target", metavar="TARGET[@N]")
     parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARG")
     return parser
+
+
+def _once_action() -> type[argparse.Action]:
+    """An argparse action that refuses an option given twice (under any of its spellings).
+
+    argparse keeps the last value by default, so ``--caller-skill a ... --caller-skill b``
+    would silently change who is calling: a launcher that appends a model-chosen
+    target could be steered that way.
+    """
+    import argparse
+
+    class Once(argparse.Action):
+        def __call__(
+            self,
+            parser: argparse.ArgumentParser,
+            namespace: argparse.Namespace,
+            values: object,
+            option_string: str | None = None,
+        ) -> None:
+            seen: set[str] = namespace.__dict__.setdefault("_given_once", set())
+            if self.dest in seen:
+                parser.error(f"{option_string} is given more than once")
+            seen.add(self.dest)
+            setattr(namespace, self.dest, values)
+
+    return Once
 
 
 def _invoke(argv: list[str]) -> int:
@@ -141,6 +170,8 @@ def _quick_invocation(argv: list[str]) -> _Invocation | None:
         # argparse checks every occurrence of an option, not only the last one.
         if name not in _VALUED or given.startswith("-") or not _valid(_VALUED[name], given):
             return None
+        if _VALUED[name] in strings:
+            return None  # given twice: argparse refuses it with a usage error
         strings[_VALUED[name]] = given
     caller = strings.get("caller_skill")
     rest = argv[index + 1 :]
