@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from boring_dispatch import Registry, Tool, ToolError
 from boring_dispatch.errors import Denied, InvalidArguments, UnknownTool
+from boring_dispatch.observation import Observation
 from boring_dispatch.observe.audit import AuditEvent
 from boring_dispatch.pipeline import TableLimits, new_correlation_id
 from boring_dispatch.testing import CapturingSink
@@ -325,17 +326,12 @@ def test_a_tool_that_needs_confirmation_is_denied_unless_the_client_confirms() -
 
     table = Registry({"refund": Tool(refund, description="Refund.", confirm=True)})
     denied = table.dispatch("refund", {"invoice_id": 7})
-    assert denied.to_json()["error"]["code"] == "denied"  # type: ignore[index]
+    assert _code(denied) == "denied"
     assert calls == []
     # The model's own text can never confirm: dispatch_json has no such member.
     text = '{"name": "refund", "args": {"invoice_id": 7}, "confirmed": true}'
-    assert table.dispatch_json(text).to_json()["error"]["code"] == "invalid_request"  # type: ignore[index]
-    assert (
-        table.dispatch_json('{"name": "refund", "args": {"invoice_id": 7}}').to_json()["error"][
-            "code"
-        ]
-        == "denied"
-    )  # type: ignore[index]
+    assert _code(table.dispatch_json(text)) == "invalid_request"
+    assert _code(table.dispatch_json('{"name": "refund", "args": {"invoice_id": 7}}')) == "denied"
     assert calls == []
     assert table.dispatch("refund", {"invoice_id": 7}, confirmed=True).ok is True
     assert calls == [7]
@@ -348,4 +344,10 @@ def _refund(invoice_id: int) -> dict[str, int]:
 def test_confirmation_is_checked_before_validation() -> None:
     table = Registry({"refund": Tool(_refund, description="R.", confirm=True)})
     observation = table.dispatch("refund", {"invoice_id": "not an int"})
-    assert observation.to_json()["error"]["code"] == "denied"  # type: ignore[index]
+    assert _code(observation) == "denied"
+
+
+def _code(observation: Observation) -> object:
+    error = observation.to_json()["error"]
+    assert isinstance(error, dict)
+    return error["code"]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,10 +27,11 @@ def run(command: str, argv: Sequence[str]) -> int:
         "mcp": _mcp,
     }
     options = _parser(command).parse_args(list(argv))
-    if options.registry and "" not in sys.path and os.getcwd() not in sys.path:
+    here = str(Path.cwd())
+    if options.registry and "" not in sys.path and here not in sys.path:
         # As `python -m` does: a registry module in the working directory is importable
         # when the command runs from the installed `dispatcher` script too.
-        sys.path.insert(0, os.getcwd())
+        sys.path.insert(0, here)
     try:
         return handlers[command](options)
     except DispatchError as error:
