@@ -18,12 +18,16 @@ A gateway module is imported by the child-side runner
             return 0  # None or True -> 0, False -> 1, an int 0..255 -> that exit code
 
 This module stays light: importing it never imports pydantic, mcp or the
-repository pipeline (the pipeline is imported only when a gateway makes a
-nested call).
+repository pipeline. A nested call (:meth:`Interface.dispatch`) is decided by
+the dispatcher process, not here: the gateway sends only the interface,
+version, arguments and stdin on the broker descriptor the runner was given,
+and the parent resolves the call as the running route's module under its
+level (see :mod:`boring_dispatch.process._broker`).
 """
 
 from __future__ import annotations
 
+import _thread
 import abc
 import time
 from collections.abc import Mapping, Sequence
@@ -49,7 +53,8 @@ __all__ = [
 class RuntimeContext:
     """Who is running: attached by the runner before the gateway class is instantiated."""
 
-    #: Canonical ID of the terminal module of the running route: the caller of nested calls.
+    #: Canonical ID of the terminal module of the running route (the parent makes it the
+    #: caller of nested calls; changing this value changes nothing the parent decides).
     module_id: str
     #: The implementing behavioral source.
     source_id: str
@@ -65,8 +70,10 @@ class RuntimeContext:
     max_output_bytes: int
     #: Stdin cap for nested calls.
     max_stdin_bytes: int
-    #: The running route's security level: nested calls may not exceed it (None: unknown).
+    #: The running route's security level, for information: the parent enforces the ceiling.
     level: int | None = None
+    #: The descriptor of the parent's nested-call broker (``None``: no nested calls).
+    broker_fd: int | None = None
 
 
 @value
@@ -92,6 +99,9 @@ class NestedResult:
 
 
 _CONTEXT: list[RuntimeContext] = []
+_BROKER_LOCK = _thread.allocate_lock()  # one request and its reply at a time
+#: The reply may hold two capped streams, JSON-escaped.
+_REPLY_OVERHEAD = 1 << 20
 
 
 def bind_runtime_context(context: RuntimeContext) -> None:
@@ -123,11 +133,14 @@ class _Gateway:
     ) -> NestedResult:
         """Call another exported interface through the same pipeline.
 
-        The caller is always the running module's canonical ID (from the runtime
-        context): there is no parameter to claim another identity. The version
-        is always pinned, resolution runs in nested mode (no top-level-skill
-        requirement), output is captured and capped, and the call cannot
-        outlive this one's deadline.
+        The dispatcher process decides the call, not this process: it makes the
+        running route's terminal module the caller and the route's level the
+        ceiling, and uses the route's repository configuration. There is no
+        parameter (and no field in the broker request) to claim another
+        identity, and rewriting the runtime context changes nothing. The
+        version is always pinned, resolution runs in nested mode (no
+        top-level-skill requirement), output is captured with this call's
+        caps, and the call cannot outlive this one's deadline.
 
         Args:
             interface: Export ID ``<module>.interface.<name>``.
@@ -141,48 +154,109 @@ class _Gateway:
             The nested call's exit code and captured streams.
 
         Raises:
-            RuntimeMisconfigured: not running inside a gateway process.
-            RouteError: the nested request is refused (the ``dispatcher.*`` code).
+            RuntimeMisconfigured: not running inside a gateway process (no
+                broker), no time is left, or the broker is gone.
+            InvalidRouteRequest: an argument is not a JSON value.
+            RouteError: the nested request is refused: the subclass of the
+                ``dispatcher.*`` code the parent replied with.
         """
         from boring_dispatch.errors import RuntimeMisconfigured
 
         context = runtime_context()
-        if context is None:
+        if context is None or context.broker_fd is None:
             raise RuntimeMisconfigured("nested dispatch is available only inside a gateway")
-        remaining = context.deadline - time.monotonic()
-        if remaining <= 0:
+        if context.deadline - time.monotonic() <= 0:
             raise RuntimeMisconfigured("no time left for a nested call")
-        # Imported here: a gateway that never dispatches never loads the pipeline.
-        from boring_dispatch.blueprints.projection import projection_argv
-        from boring_dispatch.blueprints.repository import Repository
-        from boring_dispatch.types import ExecLimits, RouteRequest
-
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
-        request = RouteRequest(
-            caller=context.module_id,
-            target=interface,
-            version=version,
-            argv=projection_argv(positionals, options or {}),
-            stdin=data is not None,
-            host=False,
-            max_level=context.level,
+        return _ask_broker(
+            context,
+            {
+                "interface": interface,
+                "version": version,
+                "positionals": list(positionals),
+                "options": dict(options or {}),
+                "stdin": None if data is None else _base64(data),
+            },
         )
-        limits = ExecLimits(
-            timeout_s=remaining,
-            max_output_bytes=context.max_output_bytes,
-            max_stdin_bytes=context.max_stdin_bytes,
-        )
-        result = Repository.open(context.config_path).invoke(
-            request, stdin=data, limits=limits, trace_id=context.trace_id
-        )
-        return NestedResult(
-            exit_code=result.exit_code,
-            stdout=result.stdout,
-            stderr=result.stderr,
-            stdout_truncated=result.stdout_truncated,
-            stderr_truncated=result.stderr_truncated,
-            timed_out=result.timed_out,
-        )
+
+
+def _base64(data: bytes) -> str:
+    import binascii
+
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
+
+
+def _ask_broker(context: RuntimeContext, request: dict[str, object]) -> NestedResult:
+    """Send one request to the parent's broker and turn its reply into a result or an error."""
+    import json
+    import socket
+
+    from boring_dispatch.errors import InvalidRouteRequest, RuntimeMisconfigured
+    from boring_dispatch.process._broker import read_message, write_message
+
+    if context.broker_fd is None:
+        raise RuntimeMisconfigured("nested dispatch is available only inside a gateway")
+    try:
+        json.dumps(request, allow_nan=False)
+    except (TypeError, ValueError):
+        raise InvalidRouteRequest("nested call arguments must be JSON values") from None
+    cap = 12 * context.max_output_bytes + _REPLY_OVERHEAD
+    # A socket object over the inherited descriptor, not owning it (detached after use).
+    with _BROKER_LOCK:
+        sock = socket.socket(fileno=context.broker_fd)
+        try:
+            write_message(sock, request)
+            body = read_message(sock, cap)
+        except Exception as error:
+            raise RuntimeMisconfigured("the dispatcher's nested-call broker is gone") from error
+        finally:
+            sock.detach()
+    if body is None:
+        raise RuntimeMisconfigured("the dispatcher's nested-call broker is gone")
+    try:
+        return _result(json.loads(body.decode("utf-8")))
+    except (ValueError, KeyError) as error:
+        from boring_dispatch.errors import InternalFailure
+
+        raise InternalFailure("the nested-call broker sent a malformed reply") from error
+
+
+def _result(reply: object) -> NestedResult:
+    from boring_dispatch import errors
+
+    if not isinstance(reply, dict):
+        raise errors.InternalFailure("the nested-call broker sent a malformed reply")
+    if "error" in reply:
+        raise _route_error(reply["error"])
+    return NestedResult(
+        exit_code=reply["exit_code"],
+        stdout=reply["stdout"],
+        stderr=reply["stderr"],
+        stdout_truncated=reply["stdout_truncated"],
+        stderr_truncated=reply["stderr_truncated"],
+        timed_out=reply["timed_out"],
+    )
+
+
+def _route_error(payload: object) -> Exception:
+    """The :class:`~boring_dispatch.errors.RouteError` subclass whose ``code`` the reply names."""
+    from boring_dispatch import errors
+
+    if not isinstance(payload, dict):
+        return errors.InternalFailure("the nested-call broker sent a malformed error")
+    classes = {
+        cls.code: cls
+        for name in errors.__all__
+        if isinstance(cls := vars(errors)[name], type) and issubclass(cls, errors.RouteError)
+    }
+    error_class = classes.get(str(payload.get("code")), errors.InternalFailure)
+    interface_id = payload.get("interface_id")
+    return error_class(
+        str(payload.get("message", "")),
+        caller_module_id=str(payload.get("caller_module_id", "")),
+        target_module_id=str(payload.get("target_module_id", "")),
+        interface_id=interface_id if isinstance(interface_id, str) else None,
+    )
 
 
 class Interface(_Gateway, abc.ABC):

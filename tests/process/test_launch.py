@@ -42,6 +42,7 @@ from gateway_kit import (
     make_repo,
     make_route,
     process_gone,
+    process_running,
     report,
     run_driver,
     wait_until,
@@ -338,6 +339,47 @@ def test_streaming_timeout_ends_the_group_and_returns_124(
     )
     grandchild = int(capfd.readouterr().out.split()[0])
     assert wait_until(lambda: process_gone(grandchild))
+
+
+BACKGROUND_CHILD = (
+    "import subprocess\n"
+    "child = subprocess.Popen(['sleep', '30'])\n"
+    "print(child.pid, flush=True)\n"
+    "return 0"
+)
+
+
+def test_a_background_child_left_by_the_gateway_ends_with_it_on_both_paths(
+    repo: Repo, capfd: pytest.CaptureFixture[str]
+) -> None:
+    _gateway(repo, BACKGROUND_CHILD)
+    limits = ExecLimits(timeout_s=30.0)
+    captured = run_captured(make_route(repo), stdin=None, limits=limits, trace_id=None)
+    streamed = run_streaming(make_route(repo), stdin=None, limits=limits, trace_id=None)
+    streamed_out = capfd.readouterr().out
+    # Same exit status, and the captured run is not a timeout (it used to wait the 30 s out).
+    assert (captured.exit_code, streamed) == (0, 0)
+    assert not captured.timed_out
+    assert not captured.stdout_truncated
+    assert not captured.stderr_truncated
+    sleepers = [int(captured.stdout.split()[0]), int(streamed_out.split()[0])]
+    assert wait_until(lambda: not any(process_running(pid) for pid in sleepers), timeout_s=10)
+
+
+def test_output_written_just_before_exit_is_kept_when_a_background_child_holds_the_pipe(
+    repo: Repo,
+) -> None:
+    _gateway(
+        repo,
+        "import subprocess\n"
+        "child = subprocess.Popen(['sleep', '30'])\n"
+        "sys.stdout.write('x' * 200_000)\n"
+        "return 5",
+    )
+    result = run_captured(make_route(repo), stdin=None, limits=LIMITS, trace_id=None)
+    assert result.exit_code == 5
+    assert result.stdout == "x" * 200_000
+    assert not result.timed_out
 
 
 def test_streaming_reports_death_by_signal_as_128_plus_the_signal(repo: Repo) -> None:

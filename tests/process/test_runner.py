@@ -89,6 +89,11 @@ def test_options_out_of_order_are_misuse(repo: Repo) -> None:
         ("limits", "timeout=1,output=-1,stdin=1,cpu=-,nofile=-,fsize=-,as=-"),
         ("limits", "timeout=nan,output=1,stdin=1,cpu=-,nofile=-,fsize=-,as=-"),
         ("module-id", ""),
+        ("broker-fd", ""),
+        ("broker-fd", "1"),
+        ("broker-fd", "-3"),
+        ("broker-fd", "x7"),
+        ("broker-fd", "99999999999"),
     ],
 )
 def test_malformed_options_are_misuse(repo: Repo, option: str, value: str) -> None:
@@ -167,6 +172,7 @@ def test_the_child_loads_only_light_modules(repo: Repo) -> None:
         "boring_dispatch.process",
         "boring_dispatch.process._command",
         "boring_dispatch.process._confined",
+        "boring_dispatch.process._deadline",
     }
     heavy = {"pydantic", "mcp", "yaml", "opentelemetry", "anyio", "boring_dispatch.blueprints"}
     assert not {m.split(".")[0] for m in modules} & heavy

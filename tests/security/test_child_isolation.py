@@ -25,6 +25,7 @@ from gateway_kit import (
     process_gone,
     process_running,
     report,
+    run_driver,
     wait_until,
 )
 
@@ -193,7 +194,32 @@ def test_e3_an_inheritable_descriptor_of_the_parent_is_not_visible(
     assert str(secret) not in fds.values()
     assert str(fd) not in fds or fds[str(fd)].startswith("/proc/")
     extra = {n: target for n, target in fds.items() if n not in {"0", "1", "2"}}
-    assert all(target.startswith("/proc/") for target in extra.values()), extra
+    # The one socket is the child's end of the nested-call broker (runner option --broker-fd).
+    sockets = [n for n, target in extra.items() if target.startswith("socket:")]
+    assert len(sockets) == 1, extra
+    assert all(target.startswith("/proc/") for n, target in extra.items() if n not in sockets)
+
+
+def test_e3_a_process_the_gateway_starts_never_inherits_the_broker_socket(repo: Repo) -> None:
+    repo.write(
+        "gateway.py",
+        """
+        import json, os, subprocess, sys
+        from boring_dispatch.gateway import ArgvInterface, runtime_context
+        class Echo(ArgvInterface):
+            def run(self, argv):
+                code = "import os, json; print(json.dumps(os.listdir('/proc/self/fd')))"
+                done = subprocess.run([sys.executable, "-c", code], close_fds=False,
+                                      capture_output=True, text=True, check=True)
+                print(json.dumps({"broker": runtime_context().broker_fd,
+                                  "grandchild": json.loads(done.stdout)}))
+        """,
+    )
+    result = _run(make_route(repo))
+    assert result.exit_code == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert isinstance(seen["broker"], int)
+    assert str(seen["broker"]) not in seen["grandchild"]
 
 
 def test_e7_stdin_is_dev_null_and_the_child_leads_its_own_session(repo: Repo) -> None:
@@ -563,3 +589,50 @@ def test_e8_the_timeout_ends_a_gateway_that_bypassed_the_importer(repo: Repo) ->
     result = _run(make_route(repo), ExecLimits(timeout_s=3.0))
     assert result.timed_out
     assert not process_running(int(result.stdout.split()[0]))
+
+
+# --------------------------------------------------------------------------- #
+# E7: the dispatcher itself is killed mid-call
+
+
+def test_e7_killing_the_dispatcher_mid_call_ends_the_gateway_and_its_grandchild(
+    repo: Repo, tmp_path: Path
+) -> None:
+    pids = tmp_path / "pids"
+    repo.write(
+        "gateway.py",
+        f"""
+        import os, subprocess, time
+        from boring_dispatch.gateway import ArgvInterface
+        class Echo(ArgvInterface):
+            def run(self, argv):
+                child = subprocess.Popen(["sleep", "120"])
+                with open({str(pids)!r} + ".tmp", "w") as handle:
+                    handle.write(f"{{os.getpid()}} {{child.pid}}")
+                os.rename({str(pids)!r} + ".tmp", {str(pids)!r})
+                time.sleep(120)
+        """,
+    )
+    driver = run_driver(
+        make_route(repo),
+        """
+        from boring_dispatch.process.launch import run_captured
+        from boring_dispatch.types import ExecLimits
+        run_captured(ROUTE, stdin=None, limits=ExecLimits(timeout_s=120.0), trace_id=None)
+        """,
+    )
+    try:
+        assert wait_until(pids.exists, timeout_s=30)
+        runner_pid, sleeper_pid = (int(x) for x in pids.read_text().split())
+        assert process_running(runner_pid)
+        assert process_running(sleeper_pid)
+        driver.kill()  # SIGKILL: the dispatcher gets no chance to end the group
+        driver.wait(timeout=10)
+        assert wait_until(
+            lambda: not process_running(runner_pid) and not process_running(sleeper_pid),
+            timeout_s=10,
+        )
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait(timeout=10)

@@ -2,8 +2,9 @@
 
 Without this rule a level-0 interface, served by ``invoke_security_0`` as
 read-only, could reach a level-2 interface from inside its gateway and the MCP
-tier would mean nothing. The level of the running route travels to the child
-(runner option ``--level``) and bounds every ``self.dispatch`` it makes.
+tier would mean nothing. The parent brokers every ``self.dispatch`` and sets
+the running route's derived level as the ceiling (the child cannot change it:
+``tests/security/test_nested_broker.py``).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from boring_dispatch._limits import MAX_ARGV_BYTES, MAX_ARGV_TOKENS, MAX_TOKEN_BYTES
 from boring_dispatch.blueprints import ids
 from boring_dispatch.blueprints._argtypes import SECRET_SENSITIVITIES, is_secret
 from boring_dispatch.blueprints._arguments import compile_arguments
@@ -39,12 +40,6 @@ __all__ = [
     "secret_arguments",
 ]
 
-#: Most tokens in one argv (caller's, and compiled).
-MAX_ARGV_TOKENS: Final = 1024
-#: Most UTF-8 bytes in one token (Linux refuses a single argument >= 128 KiB).
-MAX_TOKEN_BYTES: Final = 65_536
-#: Most UTF-8 bytes in one whole argv.
-MAX_ARGV_BYTES: Final = 262_144
 
 _BINDING_KEYS: Final = frozenset(
     {
@@ -167,10 +162,12 @@ def _checked_argv(argv: object, what: str) -> tuple[str, ...]:
         except UnicodeEncodeError:
             raise BindingRefusedError(f"{what} token {position} is not valid text") from None
         if size > MAX_TOKEN_BYTES:
-            raise BindingRefusedError(f"{what} token {position} is longer than 64 KiB")
+            raise BindingRefusedError(
+                f"{what} token {position} is longer than {MAX_TOKEN_BYTES} bytes"
+            )
         total += size
     if total > MAX_ARGV_BYTES:
-        raise BindingRefusedError(f"{what} is longer than 256 KiB")
+        raise BindingRefusedError(f"{what} is longer than {MAX_ARGV_BYTES} bytes in total")
     return tuple(argv)
 
 

@@ -37,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from boring_dispatch._limits import MAX_ARGV_TOKENS
 from boring_dispatch.errors import InvalidRouteRequest
 from boring_dispatch.types import RouteRequest
 
@@ -49,7 +50,6 @@ _REQUIRED_KEYS: Final = frozenset({"caller", "interface", "arguments"})
 _ARGUMENT_KEYS: Final = frozenset({"positionals", "options", "stdin"})
 _ARGV_FORM_KEYS: Final = frozenset({"caller", "interface", "version", "argv", "stdin"})
 _ARGV_FORM_REQUIRED: Final = frozenset({"caller", "interface", "argv"})
-_MAX_TOKENS: Final = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +83,8 @@ def projection_argv(positionals: Sequence[str], options: Mapping[str, object]) -
         argv = (*named, "--", *tokens)
     else:
         argv = (*tokens, *named)
-    if len(argv) > _MAX_TOKENS:
-        raise InvalidRouteRequest("too many arguments")
+    if len(argv) > MAX_ARGV_TOKENS:  # a backstop: the binding stage checks the same cap
+        raise InvalidRouteRequest(f"the argv has more than {MAX_ARGV_TOKENS} tokens")
     return argv
 
 

@@ -11,23 +11,20 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from typing import Final
 
+from boring_dispatch._limits import MAX_ARGV_BYTES, MAX_ARGV_TOKENS, MAX_TOKEN_BYTES
 from boring_dispatch.errors import ResolutionFailed
 from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, RUNNER_MODULE, SEPARATOR
 from boring_dispatch.types import ExecLimits, Route
 
 __all__ = ["MAX_ARGV_BYTES", "MAX_ARGV_TOKENS", "MAX_TOKEN_BYTES", "check_argv", "child_argv"]
 
-#: One argv element, in UTF-8 bytes (Linux refuses 128 KiB with E2BIG).
-MAX_TOKEN_BYTES: Final = 64 * 1024
-#: All argv elements together, in UTF-8 bytes plus one terminator each.
-MAX_ARGV_BYTES: Final = 1024 * 1024
-MAX_ARGV_TOKENS: Final = 4096
-
 
 def check_argv(tokens: Sequence[str]) -> None:
-    """Refuse an argument vector that cannot reach a child byte for byte.
+    """Refuse an argument vector that cannot reach a child byte for byte, or is over the caps.
+
+    The caps are the binding stage's (:mod:`boring_dispatch._limits`); here
+    they are a backstop on the compiled command.
 
     Raises:
         ResolutionFailed: an element is not a string, contains NUL, is not
@@ -36,7 +33,13 @@ def check_argv(tokens: Sequence[str]) -> None:
             :data:`MAX_ARGV_TOKENS` elements or :data:`MAX_ARGV_BYTES` bytes.
     """
     if len(tokens) > MAX_ARGV_TOKENS:
-        raise ResolutionFailed("too many arguments")
+        raise ResolutionFailed(f"the argv has more than {MAX_ARGV_TOKENS} tokens")
+    if _token_bytes(tokens) > MAX_ARGV_BYTES:
+        raise ResolutionFailed(f"the argv is longer than {MAX_ARGV_BYTES} bytes in total")
+
+
+def _token_bytes(tokens: Sequence[str]) -> int:
+    """The UTF-8 size of all tokens, after checking each one (see :func:`check_argv`)."""
     total = 0
     for index, token in enumerate(tokens):
         if not isinstance(token, str):
@@ -49,13 +52,17 @@ def check_argv(tokens: Sequence[str]) -> None:
             raise ResolutionFailed(f"argument {index} is not valid Unicode text") from None
         if size > MAX_TOKEN_BYTES:
             raise ResolutionFailed(f"argument {index} is longer than {MAX_TOKEN_BYTES} bytes")
-        total += size + 1
-    if total > MAX_ARGV_BYTES:
-        raise ResolutionFailed(f"arguments are longer than {MAX_ARGV_BYTES} bytes in total")
+        total += size
+    return total
 
 
-def child_argv(route: Route, limits: ExecLimits | None = None) -> tuple[str, ...]:
+def child_argv(
+    route: Route, limits: ExecLimits | None = None, *, broker_fd: int | None = None
+) -> tuple[str, ...]:
     """The complete child command for ``route``; the compiled command follows ``--``.
+
+    ``broker_fd`` is the descriptor number of the child's end of the nested-call
+    broker (``--broker-fd=-`` without one, as in a dry run).
 
     Raises:
         ResolutionFailed: the route's Python target disagrees with its binding,
@@ -83,8 +90,9 @@ def child_argv(route: Route, limits: ExecLimits | None = None) -> tuple[str, ...
         target.gateway_path,
         target.process_entry,
         "-" if route.security_level is None else str(route.security_level),
+        "-" if broker_fd is None else str(int(broker_fd)),
     )
-    argv = (
+    prefix = (
         sys.executable,
         "-I",
         "-B",
@@ -94,17 +102,17 @@ def child_argv(route: Route, limits: ExecLimits | None = None) -> tuple[str, ...
         RUNNER_MODULE,
         *(f"--{name}={value}" for name, value in zip(OPTIONS, options, strict=True)),
         SEPARATOR,
-        *route.binding.command,
     )
     try:
-        check_argv(argv)
+        _token_bytes(prefix)  # our own tokens: each must reach the child intact
+        check_argv(route.binding.command)  # the caller's: the binding's caps, again
     except ResolutionFailed as error:
         raise ResolutionFailed(
             error.message,
             caller_module_id=route.caller_module_id,
             target_module_id=route.target_module_id,
         ) from None
-    return argv
+    return (*prefix, *route.binding.command)
 
 
 def _limits_token(limits: ExecLimits) -> str:

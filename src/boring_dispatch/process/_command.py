@@ -27,6 +27,7 @@ OPTIONS: Final = (
     "gateway",
     "entry",
     "level",
+    "broker-fd",
 )
 #: The token that ends the runner's options; the gateway argv follows it.
 SEPARATOR: Final = "--"

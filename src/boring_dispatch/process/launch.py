@@ -13,11 +13,18 @@ process group is ended: ``SIGTERM``, a short grace, ``SIGKILL``, then a
 bounded wait until ``killpg(pgid, 0)`` reports no live member. The leader is
 not reaped before the group is signalled, so its pid (the group id) cannot be
 reused by an unrelated process in between. Then every process left in the
-child's session is killed too: a nested call made from inside a gateway
-starts its own process group (so that its own timeout can end it) but stays
-in the outer session, so ending the outer call also ends the calls it made.
+child's session is killed too: a launch made directly from inside a gateway
+process starts its own process group (so that its own timeout can end it)
+but stays in the outer session. When the leader exits before the timeout,
+whatever it left running in its group is ended as well, on both paths, and
+(captured) the pipes are drained for a short grace: that is not a timeout.
 A process that starts its own session (``setsid``) escapes all of this; the
 session is a tidy-up mechanism, not a container.
+
+Every child also gets one end of a :class:`~boring_dispatch.process._broker.Broker`
+socket (``pass_fds``, runner option ``--broker-fd``): the gateway's nested
+calls (``self.dispatch``) are decided and launched here, in the parent, for
+the lifetime of the child.
 """
 
 from __future__ import annotations
@@ -29,8 +36,8 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import IO, Final
 
 from boring_dispatch.errors import (
@@ -46,9 +53,10 @@ from boring_dispatch.process._argv import (
     check_argv,
     child_argv,
 )
+from boring_dispatch.process._broker import Broker
 from boring_dispatch.process._command import RUNNER_MODULE
 from boring_dispatch.process._groups import end_group
-from boring_dispatch.process._pump import pump
+from boring_dispatch.process._pump import Pump, drain, pump
 from boring_dispatch.process.env import child_environment
 from boring_dispatch.types import ExecLimits, ExecutionResult, Route
 
@@ -68,6 +76,8 @@ __all__ = [
 TIMEOUT_EXIT_CODE: Final = 124
 _FEEDER_JOIN_S: Final = 5.0
 _POLL_STEP_MS: Final = 86_400_000
+#: How long to read what is left in the pipes once the leader's leftovers are ended.
+_DRAIN_GRACE_S: Final = 2.0
 
 
 def _check_limits(route: Route, limits: ExecLimits, stdin: bytes | None) -> None:
@@ -99,13 +109,20 @@ def _in_gateway() -> bool:
     return runtime_context() is not None
 
 
-def _spawn(
-    route: Route, argv: Sequence[str], trace_id: str | None, *, stdin: bool, capture: bool
+def _spawn(  # noqa: PLR0913 - keyword-only flags; every input is used once
+    route: Route,
+    limits: ExecLimits,
+    trace_id: str | None,
+    broker: Broker,
+    *,
+    stdin: bool,
+    capture: bool,
 ) -> subprocess.Popen[bytes]:
     out = subprocess.PIPE if capture else None
     nested = _in_gateway()
+    argv = child_argv(route, limits, broker_fd=broker.child_fd)
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=out,
@@ -113,6 +130,7 @@ def _spawn(
             cwd=route.cwd,
             env=child_environment(trace_id=trace_id),
             close_fds=True,
+            pass_fds=(broker.child_fd,),
             # A top-level call gets a new session; a nested one a new group in the outer session.
             start_new_session=not nested,
             process_group=0 if nested else None,
@@ -126,6 +144,16 @@ def _spawn(
             target_module_id=route.target_module_id,
             interface_id=route.target,
         ) from error
+    broker.start()
+    return proc
+
+
+@contextmanager
+def _closing(broker: Broker) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        broker.close()
 
 
 def _span_ids(route: Route) -> dict[str, str]:
@@ -161,9 +189,10 @@ def run_streaming(
         LaunchFailed: the OS could not start the child.
     """
     _check_limits(route, limits, stdin)
-    argv = child_argv(route, limits)
-    with span("dispatcher.process", trace_id, **_span_ids(route)) as timer:
-        proc = _spawn(route, argv, trace_id, stdin=stdin is not None, capture=False)
+    child_argv(route, limits)  # refuse a bad command before anything is opened
+    broker = Broker(route, limits, trace_id, time.monotonic() + limits.timeout_s)
+    with span("dispatcher.process", trace_id, **_span_ids(route)) as timer, _closing(broker):
+        proc = _spawn(route, limits, trace_id, broker, stdin=stdin is not None, capture=False)
         feeder = _feed_in_background(proc.stdin, stdin)
         try:
             code = _wait(proc, limits.timeout_s)
@@ -176,6 +205,8 @@ def run_streaming(
                 " its process group was killed\n"
             )
             return TIMEOUT_EXIT_CODE
+        else:
+            _end_leftovers(proc)
         finally:
             if proc.returncode is None:
                 end_group(proc)  # an exception (KeyboardInterrupt) left the wait
@@ -183,6 +214,52 @@ def run_streaming(
                 feeder.join(_FEEDER_JOIN_S)
         timer.status = _status(code)
         return code if code >= 0 else 128 - code
+
+
+def _capture(
+    proc: subprocess.Popen[bytes], stdin: bytes | None, limits: ExecLimits, deadline: float
+) -> Pump:
+    """Drain, wait and end the group; the leader's exit is never mistaken for a timeout."""
+    cap = limits.max_output_bytes
+    exit_fd = _pidfd(proc)
+    try:
+        captured = pump(proc, stdin, cap, deadline, exit_fd=exit_fd)
+    finally:
+        if exit_fd is not None:
+            os.close(exit_fd)
+    if captured.timed_out or captured.stdout_truncated or captured.stderr_truncated:
+        end_group(proc)
+    elif captured.leader_exited:
+        # Something the gateway left running holds a pipe: end it, then take what is left.
+        end_group(proc)
+        drain(proc, captured, cap, time.monotonic() + _DRAIN_GRACE_S)
+    else:
+        try:
+            _wait(proc, deadline - time.monotonic())
+        except subprocess.TimeoutExpired:
+            captured.timed_out = True
+            end_group(proc)
+        else:
+            _end_leftovers(proc)
+    return captured
+
+
+def _pidfd(proc: subprocess.Popen[bytes]) -> int | None:
+    try:
+        return os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3: EOF and the timeout only
+        return None
+
+
+def _end_leftovers(proc: subprocess.Popen[bytes]) -> None:
+    """After the leader exited: end what it left in its group (nothing, usually: one syscall)."""
+    try:
+        os.killpg(proc.pid, 0)
+    except ProcessLookupError:
+        return
+    except PermissionError:
+        pass
+    end_group(proc)
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
@@ -243,20 +320,13 @@ def run_captured(
         LaunchFailed: the OS could not start the child.
     """
     _check_limits(route, limits, stdin)
-    argv = child_argv(route, limits)
+    child_argv(route, limits)  # refuse a bad command before anything is opened
     began = time.monotonic()
-    with span("dispatcher.process", trace_id, **_span_ids(route)) as timer:
-        proc = _spawn(route, argv, trace_id, stdin=stdin is not None, capture=True)
+    broker = Broker(route, limits, trace_id, began + limits.timeout_s)
+    with span("dispatcher.process", trace_id, **_span_ids(route)) as timer, _closing(broker):
+        proc = _spawn(route, limits, trace_id, broker, stdin=stdin is not None, capture=True)
         try:
-            captured = pump(proc, stdin, limits.max_output_bytes, began + limits.timeout_s)
-            if captured.timed_out or captured.stdout_truncated or captured.stderr_truncated:
-                end_group(proc)
-            else:
-                try:
-                    _wait(proc, began + limits.timeout_s - time.monotonic())
-                except subprocess.TimeoutExpired:
-                    captured.timed_out = True
-                    end_group(proc)
+            captured = _capture(proc, stdin, limits, began + limits.timeout_s)
         finally:
             if proc.returncode is None:
                 end_group(proc)

@@ -5,7 +5,7 @@ Command line (built only by :func:`boring_dispatch.process.launch.child_argv`)::
     --module-id=ID --source-id=ID --interface-id=ID --module-root=ABS --repo-root=ABS
     --config=ABS --module-roots=JSON --logical-package=PKG --logical-entrypoint=PKG.X
     --limits=timeout=S,output=N,stdin=N,cpu=N|-,nofile=N|-,fsize=N|-,as=N|-
-    --gateway=REL.py --entry=Class --level=0|1|2|- -- COMMAND...
+    --gateway=REL.py --entry=Class --level=0|1|2|- --broker-fd=N|- -- COMMAND...
 
 Every option sits at a fixed position with its exact name; the token after
 them must be ``--``, and everything after it is the gateway's argv, never
@@ -13,13 +13,16 @@ looked at by the runner. So no token of a caller's command can be read as a
 runner option.
 
 In order, the runner: checks it runs isolated (``-I``) in the module root;
-lowers rlimits (``RLIMIT_CORE`` to 0, plus the limits given); removes from
-``sys.path`` every entry that equals, contains or lies inside the module
-root or a configured module root; installs the confined importer; imports
-the logical entrypoint; takes the class named ``--entry`` from the module's
-``__dict__``; checks it subclasses :class:`~boring_dispatch.gateway.Interface`
-or :class:`~boring_dispatch.gateway.ArgvInterface`; binds the runtime
-context; instantiates the class with no arguments and runs it.
+arms its own deadline (:mod:`~boring_dispatch.process._deadline`: the group
+ends at ``timeout`` plus a grace, or when the dispatcher dies); makes the
+broker descriptor non-inheritable; lowers rlimits (``RLIMIT_CORE`` to 0,
+plus the limits given); removes from ``sys.path`` every entry that equals,
+contains or lies inside the module root or a configured module root;
+installs the confined importer; imports the logical entrypoint; takes the
+class named ``--entry`` from the module's ``__dict__``; checks it subclasses
+:class:`~boring_dispatch.gateway.Interface` or
+:class:`~boring_dispatch.gateway.ArgvInterface`; binds the runtime context;
+instantiates the class with no arguments and runs it.
 
 Exit status: the return value of ``run`` (``None``/``True`` -> 0, ``False``
 -> 1, an int in 0..255 -> itself; anything else is a ``TypeError`` or
@@ -45,7 +48,7 @@ from typing import Final
 from boring_dispatch import gateway
 from boring_dispatch._value import value
 from boring_dispatch.observe.trace import TRACE_ID_ENV, span, valid_trace_id
-from boring_dispatch.process import _confined
+from boring_dispatch.process import _confined, _deadline
 from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, SEPARATOR
 
 __all__ = [
@@ -61,6 +64,8 @@ __all__ = [
     "scrub_sys_path",
 ]
 
+#: The parent as first seen: the parent-death check compares against it.
+_PARENT_PID: Final = os.getppid()
 _RLIMITS: Final = {
     "cpu": resource.RLIMIT_CPU,
     "nofile": resource.RLIMIT_NOFILE,
@@ -94,6 +99,8 @@ class Spec:
     entry: str
     #: The route's derived security level: the ceiling of its nested calls (None: unknown).
     level: int | None
+    #: The child's end of the parent's nested-call broker (None: nested calls are unavailable).
+    broker_fd: int | None
     command: tuple[str, ...]
 
 
@@ -134,6 +141,7 @@ def parse_spec(argv: Sequence[str]) -> Spec:
         gateway_path=values["gateway"],
         entry=values["entry"],
         level=_parse_level(values["level"]),
+        broker_fd=_parse_fd(values["broker-fd"]),
         command=tuple(argv[count + 1 :]),
     )
 
@@ -178,6 +186,14 @@ def _parse_level(text: str) -> int | None:
         return None
     if text not in {"0", "1", "2"}:
         raise RunnerError("--level must be 0, 1, 2 or -")
+    return int(text)
+
+
+def _parse_fd(text: str) -> int | None:
+    if text == "-":
+        return None
+    if not (text.isascii() and text.isdigit() and len(text) <= 9) or int(text) < 3:
+        raise RunnerError("--broker-fd must be a descriptor number above 2 or -")
     return int(text)
 
 
@@ -272,6 +288,14 @@ def _prepare(spec: Spec) -> _confined.ConfinedFinder:
         raise RunnerError("the runner must run isolated (python -I)")
     if os.path.realpath(spec.module_root) != os.path.realpath(os.getcwd()):  # noqa: PTH109
         raise RunnerError("module root must equal the working directory")
+    # The child's own deadline, before any gateway code: it holds if the dispatcher dies.
+    _deadline.arm(spec.timeout_s, _PARENT_PID)
+    if spec.broker_fd is not None:
+        try:
+            # Processes the gateway starts never inherit the broker.
+            os.set_inheritable(spec.broker_fd, False)  # noqa: FBT003
+        except OSError as error:
+            raise RunnerError("--broker-fd is not an open descriptor") from error
     apply_rlimits(spec.rlimits)
     sys.dont_write_bytecode = True
     if isinstance(sys.stdout, io.TextIOWrapper):
@@ -343,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_output_bytes=spec.max_output_bytes,
             max_stdin_bytes=spec.max_stdin_bytes,
             level=spec.level,
+            broker_fd=spec.broker_fd,
         )
     )
     with span(

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from boring_dispatch._limits import MAX_TOKEN_BYTES
 from boring_dispatch.blueprints.projection import parse_projection
 from boring_dispatch.blueprints.repository import Repository, dry_run_payload
 from boring_dispatch.errors import InternalFailure, InvalidRouteRequest, RouteError
@@ -47,8 +48,6 @@ __all__ = [
 
 #: The projection without its stdin: the UTF-8 bytes of its strings (keys included).
 MAX_PROJECTION_BYTES: Final = 1 << 20
-#: One positional, option name or option value.
-MAX_TOKEN_BYTES: Final = 64 * 1024
 #: projection -> arguments -> options -> list -> item is 4 deep.
 MAX_NESTING: Final = 6
 
