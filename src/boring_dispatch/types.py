@@ -198,3 +198,14 @@ class ExecutionResult:
     stderr_truncated: bool = False
     timed_out: bool = False
     duration_ms: float = 0.0
+
+    def to_json(self) -> dict[str, object]:
+        """The outcome as replay prints it and the nested-call broker replies (no timing)."""
+        return {
+            "exit_code": self.exit_code,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "stdout_truncated": self.stdout_truncated,
+            "stderr_truncated": self.stderr_truncated,
+            "timed_out": self.timed_out,
+        }

@@ -88,15 +88,7 @@ def _run(
     if dry_run or projection.dry_run:
         return dry_run_payload(repository.resolve(projection.request))
     stdin = None if projection.stdin_text is None else projection.stdin_text.encode("utf-8")
-    result = repository.invoke(projection.request, stdin=stdin, limits=limits)
-    return {
-        "exit_code": result.exit_code,
-        "stdout": result.stdout,
-        "stderr": result.stderr,
-        "stdout_truncated": result.stdout_truncated,
-        "stderr_truncated": result.stderr_truncated,
-        "timed_out": result.timed_out,
-    }
+    return repository.invoke(projection.request, stdin=stdin, limits=limits).to_json()
 
 
 def _comparable(outcome: object) -> object:

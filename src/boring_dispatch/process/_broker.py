@@ -175,14 +175,7 @@ class Broker:
         result = Repository(route.config_path).invoke(
             request, stdin=data, limits=limits, trace_id=self._trace_id
         )
-        return {
-            "exit_code": result.exit_code,
-            "stdout": result.stdout,
-            "stderr": result.stderr,
-            "stdout_truncated": result.stdout_truncated,
-            "stderr_truncated": result.stderr_truncated,
-            "timed_out": result.timed_out,
-        }
+        return result.to_json()
 
 
 def _error(error: RouteError) -> dict[str, object]:
