@@ -1,9 +1,10 @@
 """Ending the gateways an MCP server started when their call or the session goes away.
 
 Every gateway runs in its own session (so its own process group, whose id is
-the leader's pid), and a nested call from a gateway starts another session
-below it. A group kill of the top gateway therefore misses nested gateways,
-and nothing kills anything when the client disappears mid-call. This module
+the leader's pid). A nested call is brokered by the dispatcher, which starts the
+nested gateway in yet another session as its own child. A group kill of the top
+gateway therefore misses nested gateways, and nothing kills anything when the
+client disappears mid-call. This module
 finds the groups to end by walking this process's descendants in ``/proc``:
 
 - :func:`end_descendant_groups` with no trace id ends every group below this
