@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import yaml
 from hypothesis import strategies as st
 
 from boring_dispatch.blueprints import ids
@@ -672,9 +673,11 @@ _YAML_TEXT: Final = st.one_of(
 # Ordinary blueprint text: words, paths, punctuation, a few quotes and colons.
 _PLAIN_TEXT: Final = st.one_of(
     st.text(alphabet="abcxyz AZ019._-/:#'\",[]{}()<>=*&!|?%@\u00e9", min_size=1, max_size=16),
-    st.lists(st.sampled_from(("word", "a:b", "x-y", "1", "it's", "1.5", "#", "- z")), min_size=1, max_size=20).map(
-        " ".join
-    ),
+    st.lists(
+        st.sampled_from(("word", "a:b", "x-y", "1", "it's", "1.5", "#", "- z")),
+        min_size=1,
+        max_size=20,
+    ).map(" ".join),
 )
 
 
@@ -688,7 +691,9 @@ def _yaml_data(text: st.SearchStrategy[str]) -> st.SearchStrategy[object]:
     )
     return st.recursive(
         scalars,
-        lambda children: st.lists(children, max_size=4) | st.dictionaries(text, children, max_size=4),
+        lambda children: (
+            st.lists(children, max_size=4) | st.dictionaries(text, children, max_size=4)
+        ),
         max_leaves=24,
     )
 
@@ -700,8 +705,6 @@ def dumped_yaml(draw: st.DrawFn, *, hostile: bool = True) -> str:
     ``hostile`` strings are built to trip a parser; the others look like
     blueprint text, so that most documents are in the fast path's subset.
     """
-    import yaml  # noqa: PLC0415 - only these tests need the dumper
-
     text = _YAML_TEXT if hostile else _PLAIN_TEXT
     data = draw(st.dictionaries(text, _yaml_data(text), min_size=1, max_size=5))
     return yaml.safe_dump(
@@ -721,6 +724,7 @@ _LINE_SNIPPETS: Final = (
     *("{a: [1, {b: c}]}", "[", "{", "]", "}", "&a ", "*a", "!t ", "? ", "---", "...", "%"),
     *("~", "null", "yes", "0x1F", "1e3", "1", "0777", ",", "\t", "\r", "\ufeff", "\x85"),
     *("\u2028", "\x00", "\xe9", "\U0001f600", "\n", "\n\n", "\n  ", "\n- ", "k: v", "k:"),
+    *("--- ", "... ", "%YAML 1.1 ", " #c", "#c", "      "),
 )
 
 
@@ -747,3 +751,111 @@ def yaml_line_edits(draw: st.DrawFn, text: str) -> str:
         elif edit == "swap" and index + 1 < len(lines):
             lines[index], lines[index + 1] = lines[index + 1], line
     return "\n".join(lines)
+
+
+_KEYS: Final = (
+    "a",
+    "b",
+    "c",
+    "key",
+    "x y",
+    "'q'",
+    '"d"',
+    "k:v",
+    "-k",
+    "\u00e9",
+    "n1",
+    "it's",
+    "a #b",
+)
+_TOKENS: Final = (
+    *("v", "two words", "x:y", "a#b", "-x", "1", "-2", "1.5", "0x1F", "null", "~", "true"),
+    *("\u00e9 \u00fc", "<a>/**", "a [b]", "a, b", "it's", 'say "x"', "a: b", "yes", "1e3"),
+    *("'q'", "'it''s'", "''", '"dq"', '"\\x41\\n\\u00e9"', '"\\ lead"', "' pad '", "&a v"),
+    *("{}", "[]", "[a, b]", "{a: 1, b: [c]}", "[ ]", "['x', \"y\"]", "{a: }", "[a,]", "*a"),
+)
+_WORDS: Final = ("w", "two", "x:y", "- z", "#", "a #b", "'", '"', "é", "[c]", "", "  ")
+
+
+@st.composite
+def written_yaml(draw: st.DrawFn) -> str:
+    """A random tree written in block style with random layout choices.
+
+    The writer picks indentation steps, indentless or indented sequences,
+    compact entries, folded plain and quoted scalars, block scalars, comment
+    and blank lines at random; it does not check what it writes, so some
+    documents are invalid (both parsers must then refuse or decline alike).
+    """
+    lines: list[str] = []
+
+    def pad(indent: int) -> str:
+        return " " * indent
+
+    def comment_lines(indent: int) -> None:
+        if draw(st.booleans()):
+            lines.append(draw(st.sampled_from(["", "  ", pad(draw(st.integers(0, 6))) + "# c"])))
+
+    def value(head: str, parent: int) -> None:
+        """``head`` (a key or entry) followed by a one-line or multi-line scalar."""
+        shape = draw(st.sampled_from(["token", "token", "token", "plain", "quoted", "block"]))
+        more = pad(parent + draw(st.integers(1, 4)))
+        if shape == "token":
+            lines.append(
+                head + draw(st.sampled_from(_TOKENS)) + draw(st.sampled_from(["", " # c"]))
+            )
+        elif shape == "plain":
+            lines.append(head + "start")
+            lines.extend(
+                more + draw(st.sampled_from(_WORDS)) for _ in range(draw(st.integers(1, 3)))
+            )
+        elif shape == "quoted":
+            quote = draw(st.sampled_from(["'", '"']))
+            lines.append(head + quote + draw(st.sampled_from(_WORDS)))
+            lines.extend(
+                more + draw(st.sampled_from([*_WORDS, "\\"]))
+                for _ in range(draw(st.integers(0, 2)))
+            )
+            lines.append(more + "end" + quote)
+        else:
+            lines.append(head + draw(st.sampled_from(["|", "|-", ">", ">-"])))
+            body = [more + draw(st.sampled_from(_WORDS)) for _ in range(draw(st.integers(1, 3)))]
+            lines.extend(body)
+
+    def mapping(indent: int, depth: int, head: str | None = None) -> None:
+        keys = draw(st.permutations(_KEYS))[: draw(st.integers(1, 3))]
+        for number, key in enumerate(keys):
+            prefix = head if (head is not None and number == 0) else pad(indent)
+            comment_lines(indent)
+            kind = (
+                draw(st.sampled_from(["scalar", "scalar", "map", "seq"])) if depth < 4 else "scalar"
+            )
+            if kind == "scalar":
+                value(prefix + key + ": ", indent)
+                continue
+            lines.append(prefix + key + ":")
+            if kind == "map":
+                mapping(indent + draw(st.integers(1, 4)), depth + 1)
+            else:
+                sequence(indent + draw(st.sampled_from([0, 0, 2, 1, 4])), depth + 1)
+
+    def sequence(indent: int, depth: int) -> None:
+        for _ in range(draw(st.integers(1, 3))):
+            comment_lines(indent)
+            dash = pad(indent) + draw(st.sampled_from(["- ", "- ", "-   "]))
+            kind = (
+                draw(st.sampled_from(["scalar", "scalar", "map", "seq", "below"]))
+                if depth < 4
+                else "scalar"
+            )
+            if kind == "scalar":
+                value(dash, indent)
+            elif kind == "map":
+                mapping(len(dash), depth + 1, head=dash)
+            elif kind == "seq":
+                lines.append(dash + "- " + draw(st.sampled_from(_TOKENS)))
+            else:
+                lines.append(pad(indent) + "-")
+                mapping(indent + draw(st.integers(1, 3)), depth + 1)
+
+    mapping(0, 1)
+    return "\n".join(lines) + draw(st.sampled_from(["\n", "", "\n\n"]))

@@ -1,8 +1,9 @@
 """Scalars and flow collections for :mod:`._fastyaml` (the strict fast YAML path).
 
-Each reader takes the document's lines, the row a value starts on and the
-indentation of the block collection holding it, and returns the value with
-the last row it used. Each raises :class:`Declined` for anything outside the
+The readers of scalars that may span lines take the document's lines, the
+row the scalar starts on and the column of the block collection holding it,
+and return the value with the last row they used; flow collections fit on
+one line. Every reader raises :class:`Declined` for anything outside the
 subset :mod:`._fastyaml` documents; none refuses anything itself.
 
 Folding follows libyaml: inside a quoted scalar, a line break between two
@@ -13,8 +14,8 @@ lines with nothing in between.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Callable
 from typing import Final
 
 from boring_dispatch.blueprints._yaml_rules import (
@@ -26,6 +27,7 @@ from boring_dispatch.blueprints._yaml_rules import (
 )
 
 __all__ = [
+    "MAX_KEY",
     "Declined",
     "block_scalar",
     "flow_collection",
@@ -35,10 +37,11 @@ __all__ = [
     "typed",
 ]
 
-_DOUBLE_SPECIAL: Final = re.compile(r'["\\]')
-_HEX: Final = re.compile("[0-9A-Fa-f]+")
+#: Longest key read, in characters up to its ``:`` (libyaml refuses keys over 1024).
+MAX_KEY: Final = 1000
+_HEX_DIGITS: Final = "0123456789abcdefABCDEF"
 # Plain scalars inside flow collections: no ":" or "#" at all, no indicator first.
-_FLOW_PLAIN: Final = re.compile(r"(?:[^ \-?:,\[\]{}#&*!|>'\"%@`]|-[^ ,\[\]{}#:])[^:,\[\]{}#]*")
+_FLOW_PLAIN: Final = r"(?:[^ \-?:,\[\]{}#&*!|>'\"%@`]|-[^ ,\[\]{}#:])[^:,\[\]{}#]*"
 _ESCAPES: Final = {
     "0": "\x00",
     "a": "\x07",
@@ -68,8 +71,6 @@ _BLOCK_HEADERS: Final = {
 # What a quoted-scalar scanner returns when the line ends before the closing quote.
 _FOLDED: Final = -1
 _ESCAPED_BREAK: Final = -2
-
-_Scanner = Callable[[str, int, list[str]], int]
 
 
 class Declined(Exception):
@@ -175,7 +176,7 @@ def flow_collection(text: str, start: int, depth: int) -> tuple[object, int]:
 
     Returns the value and the index after the closing bracket. Declines
     trailing commas, mapping entries without ``": "``, keys that are not
-    strings, duplicate keys, and nesting over ``MAX_DEPTH``.
+    strings, duplicate or longer than ``MAX_KEY``, and nesting over ``MAX_DEPTH``.
     """
     if depth > MAX_DEPTH:
         raise Declined
@@ -186,8 +187,11 @@ def flow_collection(text: str, start: int, depth: int) -> tuple[object, int]:
     at = _skip_spaces(text, start + 1)
     while not text.startswith(close, at):
         if is_map:
-            key, at = _flow_scalar(text, at)
-            if not isinstance(key, str) or key in mapping or not text.startswith(": ", at):
+            key, end = _flow_scalar(text, at)
+            if not isinstance(key, str) or key in mapping or end - at > MAX_KEY:
+                raise Declined
+            at = end
+            if not text.startswith(": ", at):
                 raise Declined
             mapping[key], at = _flow_node(text, _skip_spaces(text, at + 2), depth)
         else:
@@ -216,14 +220,22 @@ def _flow_scalar(text: str, at: int) -> tuple[object, int]:
         if closed is None:
             raise Declined
         return closed
-    plain = _FLOW_PLAIN.match(text, at)
+    plain = _flow_plain().match(text, at)
     if plain is None:
         raise Declined
     return typed(plain.group().rstrip(" ")), plain.end()
 
 
+@functools.cache
+def _flow_plain() -> re.Pattern[str]:
+    """Compiled on first use: most documents hold no flow scalar (and the CLI starts cold)."""
+    return re.compile(_FLOW_PLAIN)
+
+
 def _skip_spaces(text: str, at: int) -> int:
-    return len(text) - len(text[at:].lstrip(" "))
+    while text.startswith(" ", at):  # (no slicing: a long flow line stays linear)
+        at += 1
+    return at
 
 
 def _fold(lines: list[str]) -> str:
@@ -265,12 +277,15 @@ def _double_segment(line: str, start: int, pieces: list[str]) -> int:
     Returns ``_ESCAPED_BREAK`` when ``\\`` ends the line. Declines escapes
     beyond YAML 1.1's and code points libyaml refuses (surrogates).
     """
+    quote = line.find('"', start)
     while True:
-        special = _DOUBLE_SPECIAL.search(line, start)
-        if special is None:
+        if 0 <= quote < start:  # an escaped quote was passed; searches stay linear
+            quote = line.find('"', start)
+        slash = line.find("\\", start, len(line) if quote < 0 else quote)
+        at = quote if slash < 0 else slash
+        if at < 0:
             pieces.append(line[start:].rstrip(" "))
             return _FOLDED
-        at = special.start()
         pieces.append(line[start:at])
         if line[at] == '"':
             return at + 1
@@ -284,7 +299,7 @@ def _double_segment(line: str, start: int, pieces: list[str]) -> int:
             continue
         size = _HEX_ESCAPES.get(code, 0)
         digits = line[at + 2 : at + 2 + size]
-        if not size or len(digits) != size or not _HEX.fullmatch(digits):
+        if not size or len(digits) != size or digits.strip(_HEX_DIGITS):
             raise Declined
         point = int(digits, 16)
         if 0xD800 <= point <= 0xDFFF or point > 0x10FFFF:

@@ -36,10 +36,10 @@ at column 0.
 
 from __future__ import annotations
 
-import re
 from typing import Final, TypeAlias
 
 from boring_dispatch.blueprints._fastscalars import (
+    MAX_KEY,
     Declined,
     block_scalar,
     flow_collection,
@@ -59,13 +59,7 @@ _INDICATORS: Final = frozenset("?:,[]{}#&*!|>'\"%@`")
 # First characters of plain scalars that may be something other than a string.
 _SLOW_FIRST: Final = _INDICATORS | NUMERIC_STARTS | {"-"}
 _MARKERS: Final = ("---", "...", "%")  # at column 0: document markers, directives
-_MAX_KEY: Final = 1000  # libyaml refuses one-line keys over 1024 characters
 _ASCII_TEXT: Final = b"\n" + bytes(range(0x20, 0x7F))
-# Non-ASCII characters libyaml reads as plain text: not C1 controls, not the
-# line breaks U+0085/U+2028/U+2029, not U+FEFF, U+FFFE or U+FFFF.
-_NOT_TEXT: Final = re.compile(
-    "[^\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
-)
 
 
 def parse_block_yaml(text: str) -> dict[str, object] | None:
@@ -90,7 +84,20 @@ def _plain_text(text: str) -> bool:
     """Whether every character is ``\\n`` or one libyaml reads as ordinary text."""
     # Deleting printable ASCII bytes leaves whole non-ASCII characters and controls.
     rest = text.encode("utf-8", "surrogatepass").translate(None, _ASCII_TEXT)
-    return not rest or _NOT_TEXT.search(rest.decode("utf-8", "surrogatepass")) is None
+    return not rest or all(map(_text_character, set(rest.decode("utf-8", "surrogatepass"))))
+
+
+def _text_character(character: str) -> bool:
+    """Whether libyaml reads a non-ASCII ``character`` as plain text.
+
+    Not a C1 control, a line break (U+0085, U+2028, U+2029), U+FEFF, U+FFFE,
+    U+FFFF or a surrogate. ASCII controls (the only ASCII characters asked
+    about) are not text either.
+    """
+    point = ord(character)
+    if point < 0xE000:
+        return 0xA0 <= point < 0xD800 and point not in (0x2028, 0x2029)
+    return (point <= 0xFFFD and point != 0xFEFF) or point >= 0x10000
 
 
 def _parse(lines: list[str]) -> dict[str, object]:  # noqa: C901, PLR0912, PLR0915 - the one loop
@@ -104,8 +111,9 @@ def _parse(lines: list[str]) -> dict[str, object]:  # noqa: C901, PLR0912, PLR09
     sequence at its key's own column.
     """
     root: dict[str, object] = {}
-    stack: list[tuple[int, _Collection, bool]] = []  # the enclosing (column, collection, is_seq)
-    col, top, in_seq = 0, root, False  # the innermost open collection
+    stack: list[tuple[int, _Collection]] = []  # the enclosing (column, collection) pairs
+    col = 0  # the innermost open collection: its column and itself
+    top: _Collection = root
     slot: _Collection | None = None  # holds a key (or last entry) still without a value
     slot_key = ""
     plain_row, plain_text = -1, ""  # a one-line plain scalar the next line may continue
@@ -140,23 +148,23 @@ def _parse(lines: list[str]) -> dict[str, object]:  # noqa: C901, PLR0912, PLR09
                         break
                 new = [] if entry else {}
             elif slot is not None:
-                if entry and indent == col and not in_seq:
+                if entry and indent == col and isinstance(slot, dict):
                     new = []  # a sequence at its key's column
                 else:
                     slot = None
-            if new is not None:
+            if new is not None and slot is not None:  # (only a slot opens a collection)
                 if len(stack) + 1 >= MAX_DEPTH:
                     raise Declined
-                _store(slot, slot_key, new)  # type: ignore[arg-type] # a slot opened it
-                stack.append((col, top, in_seq))
-                col, top, in_seq, slot = indent, new, entry, None
+                _store(slot, slot_key, new)
+                stack.append((col, top))
+                col, top, slot = indent, new, None
             while indent < col:
-                col, top, in_seq = stack.pop()
+                col, top = stack.pop()
             if indent != col:
                 raise Declined
-            if in_seq:
+            if isinstance(top, list):
                 if entry:
-                    top.append(None)  # type: ignore[union-attr] # in_seq: top is a list
+                    top.append(None)
                     slot = top
                     rest = text[1:].lstrip(" ")
                     if rest and rest[0] != "#":
@@ -164,8 +172,8 @@ def _parse(lines: list[str]) -> dict[str, object]:  # noqa: C901, PLR0912, PLR09
                         text = rest
                         continue
                     break
-                col, top, in_seq = stack.pop()  # a sequence at its key's column ends
-                if col != indent or in_seq:
+                col, top = stack.pop()  # a sequence at its key's column ends
+                if col != indent or isinstance(top, list):
                     raise Declined
             if split is None:
                 split = _key_line(text)
@@ -175,7 +183,7 @@ def _parse(lines: list[str]) -> dict[str, object]:  # noqa: C901, PLR0912, PLR09
             if key in top:
                 raise Declined
             if not rest:
-                top[key] = None  # type: ignore[call-overload] # not in_seq: a dict
+                top[key] = None
                 slot, slot_key = top, key
             elif (  # the most common value, a one-line string, is read inline
                 rest[0] not in _SLOW_FIRST
@@ -184,10 +192,10 @@ def _parse(lines: list[str]) -> dict[str, object]:  # noqa: C901, PLR0912, PLR09
                 and ": " not in rest
                 and rest not in ALL_WORDS
             ):
-                top[key] = rest  # type: ignore[call-overload] # not in_seq: a dict
+                top[key] = rest
                 plain_row, plain_text = row, rest
             else:
-                top[key], row, plain_text = _value(lines, row, rest, col, len(stack) + 2)  # type: ignore[call-overload]
+                top[key], row, plain_text = _value(lines, row, rest, col, len(stack) + 2)
                 plain_row = row if plain_text else -1
             break
         row += 1
@@ -196,7 +204,9 @@ def _parse(lines: list[str]) -> dict[str, object]:  # noqa: C901, PLR0912, PLR09
     return root
 
 
-def _value(lines: list[str], row: int, text: str, parent: int, depth: int) -> tuple[object, int, str]:
+def _value(
+    lines: list[str], row: int, text: str, parent: int, depth: int
+) -> tuple[object, int, str]:
     """The scalar or flow collection that ``text`` (on ``row``) starts.
 
     ``parent`` is the column of the collection holding it, ``depth`` the depth
@@ -206,15 +216,15 @@ def _value(lines: list[str], row: int, text: str, parent: int, depth: int) -> tu
     """
     first = text[0]
     if first in "'\"":
-        value, row = quoted(lines, row, text, parent)
-        return value, row, ""
+        string, row = quoted(lines, row, text, parent)
+        return string, row, ""
     if first in "[{":
-        value, end = flow_collection(text, 0, depth)
+        collection, end = flow_collection(text, 0, depth)
         line_end(text[end:])
-        return value, row, ""
+        return collection, row, ""
     if first in "|>":
-        value, row = block_scalar(lines, row, text, parent)
-        return value, row, ""
+        string, row = block_scalar(lines, row, text, parent)
+        return string, row, ""
     if first in _INDICATORS or _is_entry(text):
         raise Declined
     cut = text.find(" #")
@@ -261,7 +271,7 @@ def _continue_plain(lines: list[str], row: int, text: str, parent: int, owner: _
 def _key_line(text: str) -> tuple[str, str] | None:
     """``(key, rest)`` when ``text`` is a ``key: rest`` line, ``None`` when it is a value.
 
-    Declines keys starting with an indicator, longer than ``_MAX_KEY``,
+    Declines keys starting with an indicator, longer than ``MAX_KEY``,
     holding a comment, ending in a space, or typing as anything but a string.
     ``rest`` is ``""`` when nothing or only a comment follows.
     """
@@ -273,17 +283,15 @@ def _key_line(text: str) -> tuple[str, str] | None:
             return None
         if first in _INDICATORS or (first == "-" and (len(text) == 1 or text[1] == " ")):
             raise Declined  # "-" alone or followed by a space is a sequence entry
-    colon = text.find(": ")
-    if colon < 0:
+    key, colon, rest = text.partition(": ")
+    if not colon:
         if text[-1] != ":":
             return None
-        colon = len(text) - 1
-    key = text[:colon]
-    if key[-1] == " " or colon > _MAX_KEY or " #" in key:
+        key = text[:-1]
+    if key[-1] == " " or len(key) > MAX_KEY or " #" in key:
         raise Declined
     if (first in NUMERIC_STARTS or key in ALL_WORDS) and not isinstance(typed(key), str):
         raise Declined
-    rest = text[colon + 2 :]
     if rest and rest[0] != " " and rest[0] != "#":
         return key, rest
     rest = rest.lstrip(" ")
@@ -298,7 +306,7 @@ def _quoted_key(text: str) -> tuple[str, str] | None:
     key, end = closed
     if not text.startswith(":", end) or text[end + 1 : end + 2] not in ("", " "):
         return None
-    if end > _MAX_KEY:
+    if end > MAX_KEY:
         raise Declined
     rest = text[end + 1 :].lstrip(" ")
     return key, ("" if rest[:1] == "#" else rest)

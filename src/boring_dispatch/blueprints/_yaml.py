@@ -20,6 +20,11 @@ it into plain data (``dict``, ``list``, ``str``, ``int``, ``float``,
 * non-finite floats (``.inf``, ``.nan``) and integers too long to convert
   (Python's 4300-digit limit): no blueprint field needs them.
 
+The typing rules live in :mod:`._yaml_rules`. Most blueprints are first
+offered to :mod:`._fastyaml`, a line parser for the plain block subset that
+returns exactly what this module would, or declines; it refuses nothing, so
+every refusal above (and its line number) is made here.
+
 Why not a second pass over events: converting nodes costs a fraction of what
 PyYAML's own constructor costs, and libyaml cannot be asked to skip the
 Python node objects, so the checks ride along in the one conversion walk.
