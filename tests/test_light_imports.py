@@ -68,3 +68,15 @@ def test_a_cli_dry_run_imports_only_stdlib_yaml_and_routing_code() -> None:
     # Start-up cost a dry run does not pay: argparse (the usual invocations are parsed
     # without it), the launcher's process machinery, and what async or packaging code loads.
     assert not modules & OFF_THE_DRY_RUN_PATH
+
+
+def test_a_dry_run_whose_blueprints_the_fast_parser_reads_never_imports_pyyaml() -> None:
+    code = (
+        "import io, contextlib\n"
+        "from boring_dispatch.surfaces.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    rc = main(['--config', {str(CONFIG)!r}, '--caller-skill', 'get-weather',"
+        " '--dry-run', 'get-weather._rtx.interface.scripts-weather'])\n"
+        "assert rc == 0, rc\n"
+    )
+    assert not any(m == "yaml" or m.startswith("yaml.") for m in _modules_after(code))

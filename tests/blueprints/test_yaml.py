@@ -12,7 +12,6 @@ import pytest
 import yaml
 
 from blueprint_fixtures import corpus_dir, reference_load
-from boring_dispatch.blueprints import _yaml
 from boring_dispatch.blueprints._yaml import MAX_DEPTH, MAX_YAML_BYTES, load_yaml
 from boring_dispatch.errors import BlueprintMalformed
 
@@ -159,9 +158,12 @@ def test_errors_carry_what_and_the_target_module_but_no_content() -> None:
     assert "CANARY" not in info.value.message
 
 
-def test_without_libyaml_loading_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_yaml, "_LIBYAML", False)
-    malformed("a: 1\n")
+def test_without_libyaml_the_fallback_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from boring_dispatch.blueprints import _yaml_libyaml
+
+    monkeypatch.setattr(_yaml_libyaml, "LIBYAML", False)
+    malformed("a: [1,\n  2]\n")  # a flow sequence over two lines: the fast parser declines
+    assert load("a: 1\n") == {"a": 1}  # the fast parser does not use PyYAML at all
 
 
 def test_libyaml_is_present_here() -> None:

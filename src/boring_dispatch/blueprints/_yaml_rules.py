@@ -17,10 +17,6 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from yaml.constructor import SafeConstructor
-from yaml.nodes import ScalarNode
-from yaml.resolver import Resolver
-
 __all__ = ["ALL_WORDS", "MAX_DEPTH", "NUMERIC_STARTS", "ScalarRefused", "plain_value"]
 
 #: Deepest accepted nesting of collections (the top-level mapping is depth 1).
@@ -53,14 +49,12 @@ ALL_WORDS: Final = _WORDS_11 | frozenset(_WORDS)
 #: A plain scalar neither starting with one nor in :data:`ALL_WORDS` is itself.
 NUMERIC_STARTS: Final = frozenset("0123456789+-.<=!&*")
 _DECIMAL: Final = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+#: What may follow a leading sign in a number of either version.
+_AFTER_SIGN: Final = frozenset("0123456789.")
 # YAML 1.2 core schema (section 10.3.2), beside the words above.
 _INT_12: Final = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
 _FLOAT_12: Final = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _NON_FINITE_12: Final = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
-# PyYAML's own YAML 1.1 implicit resolvers, so that the 1.1 side is exactly
-# what ``yaml.CSafeLoader`` does (read only).
-_RESOLVERS_11: Final = Resolver.yaml_implicit_resolvers
-_CONSTRUCTOR_11: Final = SafeConstructor()
 
 
 class ScalarRefused(Exception):
@@ -89,6 +83,10 @@ def plain_value(value: str) -> object:
         raise ScalarRefused("yes/no/on/off are booleans only in YAML 1.1; quote it")
     if value[0] not in NUMERIC_STARTS:
         return value
+    if value[0] in "+-" and value[1:2] not in _AFTER_SIGN:
+        # Every YAML 1.1 or 1.2 number needs a digit or "." after its sign, so
+        # "--date" or "-x" is a string in both versions (no PyYAML needed).
+        return value
     if _DECIMAL.fullmatch(value):
         return _integer(value)
     if _NON_FINITE_12.fullmatch(value):
@@ -97,9 +95,18 @@ def plain_value(value: str) -> object:
 
 
 def _numeric(value: str) -> object:
-    """A number-like plain scalar: accepted only where YAML 1.1 and 1.2 agree."""
+    """A number-like plain scalar: accepted only where YAML 1.1 and 1.2 agree.
+
+    PyYAML's own YAML 1.1 implicit resolvers and float constructor decide the
+    1.1 side, so it is exactly what ``yaml.CSafeLoader`` does. They are imported
+    here, for the rare scalar that needs them, to keep PyYAML off the common path.
+    """
+    from yaml.constructor import SafeConstructor
+    from yaml.nodes import ScalarNode
+    from yaml.resolver import Resolver
+
     tag_11 = _STR_11
-    for tag, pattern in _RESOLVERS_11.get(value[0], ()):
+    for tag, pattern in Resolver.yaml_implicit_resolvers.get(value[0], ()):
         if pattern.match(value):
             tag_11 = tag
             break
@@ -109,7 +116,7 @@ def _numeric(value: str) -> object:
         return value
     if tag_11.endswith(":float") and is_float_12:
         number = float(value)
-        if _CONSTRUCTOR_11.construct_yaml_float(ScalarNode(tag_11, value)) == number:
+        if SafeConstructor().construct_yaml_float(ScalarNode(tag_11, value)) == number:
             return number
     if tag_11.endswith(":int") and is_int_12 and value.startswith("0x"):
         return int(value, 16)  # the one non-decimal form both versions read alike
