@@ -71,8 +71,11 @@ def _module_blueprints(root: Path) -> Iterator[tuple[str, Path]]:
 def _read(path: Path) -> dict[str, object]:
     if path.is_symlink() or not path.is_file():
         raise BlueprintMalformed(f"not a regular file: {path}")
-    with path.open("rb") as handle:
-        data = handle.read(_MAX_BYTES + 1)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_BYTES + 1)
+    except OSError as error:
+        raise BlueprintMalformed(f"cannot read {path}: {error.strerror}") from None
     if len(data) > _MAX_BYTES:
         raise BlueprintMalformed(f"blueprint too large: {path}")
     return load_yaml(data, what=str(path))
