@@ -13,9 +13,11 @@ OFF_THE_DRY_RUN_PATH = frozenset(
     {
         "argparse",
         "asyncio",
+        "dataclasses",
         "gettext",
         "importlib.abc",
         "importlib.metadata",
+        "inspect",
         "shutil",
         "subprocess",
         "tempfile",

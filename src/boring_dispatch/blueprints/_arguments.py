@@ -22,9 +22,10 @@ Steps, each refusing with :class:`BindingRefusedError`:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Final, cast
 
+from boring_dispatch._value import replace
+from boring_dispatch._value import value as frozen_value
 from boring_dispatch.blueprints._argtypes import (
     SECRET_SENSITIVITIES,
     check_type,
@@ -47,7 +48,7 @@ _FRAMINGS: Final = frozenset({"raw", "text", "exactly-one-json-document", "newli
 _KINDS: Final = frozenset({"positional", "option", "switch", "stdin"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class _Arity:
     minimum: int
     maximum: int | None
@@ -57,7 +58,7 @@ class _Arity:
         return self.minimum == 1 and self.maximum == 1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class _Caller:
     """One caller argument: its contract entry and its binding."""
 
@@ -71,7 +72,7 @@ class _Caller:
     arity: _Arity = _Arity(1, 1)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class _Fixed:
     kind: str
     value: object
@@ -79,7 +80,7 @@ class _Fixed:
     name: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_value
 class _Layout:
     callers: Mapping[str, _Caller]
     fixed: tuple[_Fixed, ...]

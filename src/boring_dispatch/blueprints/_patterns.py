@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
 
+from boring_dispatch._value import value
 from boring_dispatch.blueprints._regex import (
     MAX_PATTERN_LENGTH,
     MAX_SUBJECT_LENGTH,
@@ -58,7 +58,7 @@ _PATTERN_KEYS: Final = frozenset(
 _INDEX: Final = re.compile(r"[0-9]+", re.ASCII)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Pattern:
     """One parsed pattern. A ``None`` regex is over-long and never matches."""
 
@@ -75,7 +75,7 @@ class _Pattern:
     declared: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Tokens:
     flags: Mapping[str, str | None]
     positionals: tuple[str, ...]

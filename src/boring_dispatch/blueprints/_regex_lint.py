@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Final
 
 __all__ = ["PatternRefusedError", "lint"]
@@ -51,24 +50,37 @@ class PatternRefusedError(Exception):
     """The pattern is invalid, over-long or has a catastrophic-backtracking shape."""
 
 
-@dataclass(slots=True)
+# Plain slotted classes (mutable working state of one lint), not dataclasses:
+# importing ``dataclasses`` costs the CLI's start more than these few lines.
 class _Group:
-    branches: list[list[_Element]] = field(default_factory=lambda: [[]])
-    lookaround: bool = False
-    degree: int = 0
+    __slots__ = ("branches", "degree", "lookaround")
+
+    def __init__(self, *, lookaround: bool = False) -> None:
+        self.branches: list[list[_Element]] = [[]]
+        self.lookaround = lookaround
+        self.degree = 0
 
 
-@dataclass(slots=True)
 class _Element:
     """One atom or group in a sequence, with what its quantifier made of it."""
 
-    chars: frozenset[str]
-    literal: str | None = None
-    group: _Group | None = None
-    mandatory: bool = True
-    unbounded: bool = False
-    variable: bool = False
-    quantified: bool = False
+    __slots__ = ("chars", "group", "literal", "mandatory", "quantified", "unbounded", "variable")
+
+    def __init__(
+        self,
+        *,
+        chars: frozenset[str],
+        literal: str | None = None,
+        group: _Group | None = None,
+        mandatory: bool = True,
+    ) -> None:
+        self.chars = chars
+        self.literal = literal
+        self.group = group
+        self.mandatory = mandatory
+        self.unbounded = False
+        self.variable = False
+        self.quantified = False
 
     @property
     def weight(self) -> int:

@@ -52,9 +52,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
 
+from boring_dispatch._value import value
 from boring_dispatch.blueprints._regex import (
     MAX_SUBJECT_LENGTH,
     PatternRefusedError,
@@ -93,14 +93,14 @@ _SUBTREE: Final = re.compile(r"\^((?:\\[^A-Za-z0-9]|[^.^$*+?{}\[\]\\|()])+)/\.\*
 _UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Entry:
     medium: str
     path: str | None
     path_match: str
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _Owned:
     exact: frozenset[str]
     regexes: tuple[re.Pattern[str], ...]
