@@ -4,14 +4,16 @@ The binding stage (:mod:`boring_dispatch.blueprints.binding`) enforces them on
 the caller's argv and on the compiled command; the projection compiler, the
 MCP projection pre-check and the launcher (:mod:`boring_dispatch.process._argv`)
 repeat the same numbers as backstops, so no stage admits what an earlier one
-would refuse. Constants only: importing this module costs nothing.
+would refuse. :func:`argv_problem` is the one check they share; each stage turns
+its answer into its own error. Importing this module costs nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
-__all__ = ["MAX_ARGV_BYTES", "MAX_ARGV_TOKENS", "MAX_TOKEN_BYTES"]
+__all__ = ["MAX_ARGV_BYTES", "MAX_ARGV_TOKENS", "MAX_TOKEN_BYTES", "argv_problem", "token_problem"]
 
 #: Most tokens in one argv (the caller's, the compiled command, a projection's).
 MAX_ARGV_TOKENS: Final = 1024
@@ -19,3 +21,40 @@ MAX_ARGV_TOKENS: Final = 1024
 MAX_TOKEN_BYTES: Final = 65_536
 #: Most UTF-8 bytes in one whole argv (the tokens' bytes, without terminators).
 MAX_ARGV_BYTES: Final = 262_144
+
+
+def argv_problem(tokens: Sequence[object], what: str) -> str | None:
+    """Why ``tokens`` is not an acceptable argv, or ``None``; the reason never quotes a value.
+
+    Refused: more than :data:`MAX_ARGV_TOKENS` tokens, any token :func:`token_problem`
+    refuses, and more than :data:`MAX_ARGV_BYTES` in total.
+    """
+    if len(tokens) > MAX_ARGV_TOKENS:
+        return f"{what} has more than {MAX_ARGV_TOKENS} tokens"
+    total = 0
+    for position, token in enumerate(tokens):
+        problem = token_problem(token, position, what)
+        if problem is not None:
+            return problem
+        total += len(str(token).encode("utf-8"))
+    if total > MAX_ARGV_BYTES:
+        return f"{what} is longer than {MAX_ARGV_BYTES} bytes in total"
+    return None
+
+
+def token_problem(token: object, position: int, what: str) -> str | None:
+    """Why one argv token cannot reach a child byte for byte, or ``None``.
+
+    Refused: not a string, a NUL, a lone surrogate (not UTF-8), over :data:`MAX_TOKEN_BYTES`.
+    """
+    if not isinstance(token, str):
+        return f"{what} must be a list of strings"
+    if "\x00" in token:
+        return f"{what} token {position} contains a NUL byte"
+    try:
+        size = len(token.encode("utf-8"))
+    except UnicodeEncodeError:
+        return f"{what} token {position} is not valid text"
+    if size > MAX_TOKEN_BYTES:
+        return f"{what} token {position} is longer than {MAX_TOKEN_BYTES} bytes"
+    return None

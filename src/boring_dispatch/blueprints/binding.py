@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from boring_dispatch._limits import MAX_ARGV_BYTES, MAX_ARGV_TOKENS, MAX_TOKEN_BYTES
+from boring_dispatch._limits import MAX_ARGV_BYTES, MAX_ARGV_TOKENS, MAX_TOKEN_BYTES, argv_problem
 from boring_dispatch.blueprints import ids
 from boring_dispatch.blueprints._argtypes import SECRET_SENSITIVITIES, is_secret
 from boring_dispatch.blueprints._arguments import compile_arguments
@@ -149,25 +149,9 @@ def _refuse_secret_flags(interface: Mapping[str, object], argv: tuple[str, ...])
 def _checked_argv(argv: object, what: str) -> tuple[str, ...]:
     if not isinstance(argv, list | tuple):
         raise BindingRefusedError(f"{what} must be a list of strings")
-    if len(argv) > MAX_ARGV_TOKENS:
-        raise BindingRefusedError(f"{what} has more than {MAX_ARGV_TOKENS} tokens")
-    total = 0
-    for position, token in enumerate(argv):
-        if not isinstance(token, str):
-            raise BindingRefusedError(f"{what} must be a list of strings")
-        if "\x00" in token:
-            raise BindingRefusedError(f"{what} token {position} contains a NUL byte")
-        try:
-            size = len(token.encode("utf-8"))
-        except UnicodeEncodeError:
-            raise BindingRefusedError(f"{what} token {position} is not valid text") from None
-        if size > MAX_TOKEN_BYTES:
-            raise BindingRefusedError(
-                f"{what} token {position} is longer than {MAX_TOKEN_BYTES} bytes"
-            )
-        total += size
-    if total > MAX_ARGV_BYTES:
-        raise BindingRefusedError(f"{what} is longer than {MAX_ARGV_BYTES} bytes in total")
+    problem = argv_problem(argv, what)
+    if problem is not None:
+        raise BindingRefusedError(problem)
     return tuple(argv)
 
 

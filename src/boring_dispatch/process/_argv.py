@@ -12,7 +12,13 @@ import json
 import sys
 from collections.abc import Sequence
 
-from boring_dispatch._limits import MAX_ARGV_BYTES, MAX_ARGV_TOKENS, MAX_TOKEN_BYTES
+from boring_dispatch._limits import (
+    MAX_ARGV_BYTES,
+    MAX_ARGV_TOKENS,
+    MAX_TOKEN_BYTES,
+    argv_problem,
+    token_problem,
+)
 from boring_dispatch.errors import ResolutionFailed
 from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, RUNNER_MODULE, SEPARATOR
 from boring_dispatch.types import ExecLimits, Route
@@ -32,28 +38,16 @@ def check_argv(tokens: Sequence[str]) -> None:
             :data:`MAX_TOKEN_BYTES`, or the vector has more than
             :data:`MAX_ARGV_TOKENS` elements or :data:`MAX_ARGV_BYTES` bytes.
     """
-    if len(tokens) > MAX_ARGV_TOKENS:
-        raise ResolutionFailed(f"the argv has more than {MAX_ARGV_TOKENS} tokens")
-    if _token_bytes(tokens) > MAX_ARGV_BYTES:
-        raise ResolutionFailed(f"the argv is longer than {MAX_ARGV_BYTES} bytes in total")
+    problem = argv_problem(tokens, "the argv")
+    if problem is not None:
+        raise ResolutionFailed(problem)
 
 
-def _token_bytes(tokens: Sequence[str]) -> int:
-    """The UTF-8 size of all tokens, after checking each one (see :func:`check_argv`)."""
-    total = 0
-    for index, token in enumerate(tokens):
-        if not isinstance(token, str):
-            raise ResolutionFailed(f"argument {index} is not a string")
-        if "\x00" in token:
-            raise ResolutionFailed(f"argument {index} contains a NUL character")
-        try:
-            size = len(token.encode("utf-8"))
-        except UnicodeEncodeError:
-            raise ResolutionFailed(f"argument {index} is not valid Unicode text") from None
-        if size > MAX_TOKEN_BYTES:
-            raise ResolutionFailed(f"argument {index} is longer than {MAX_TOKEN_BYTES} bytes")
-        total += size
-    return total
+def _check_prefix(prefix: Sequence[str]) -> None:
+    for position, token in enumerate(prefix):
+        problem = token_problem(token, position, "the runner command")
+        if problem is not None:
+            raise ResolutionFailed(problem)
 
 
 def child_argv(
@@ -104,7 +98,7 @@ def child_argv(
         SEPARATOR,
     )
     try:
-        _token_bytes(prefix)  # our own tokens: each must reach the child intact
+        _check_prefix(prefix)  # our own tokens: each must reach the child intact
         check_argv(route.binding.command)  # the caller's: the binding's caps, again
     except ResolutionFailed as error:
         raise ResolutionFailed(

@@ -313,7 +313,8 @@ def _load_entry(
 
     try:
         # The name is derived from the blueprint's gateway path, never from the caller.
-        module = importlib.import_module(spec.entrypoint)
+        entrypoint = spec.entrypoint
+        module = importlib.import_module(entrypoint)  # allowed: blueprint-derived entrypoint
     except ImportError as error:
         # Only the finder refusing the entrypoint (or a parent) is a refused gateway;
         # an ImportError raised by gateway code is the gateway's own failure.
