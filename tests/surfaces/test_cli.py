@@ -503,3 +503,54 @@ def test_an_option_given_twice_is_refused_never_silently_replaced(options: tuple
     assert done.returncode == 2
     assert "given more than once" in done.stderr
     assert done.stdout == ""
+
+
+SUPPORT_SPEC = "examples.support_and_billing.support:SUPPORT"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _in_root(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "boring_dispatch", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_names_of_a_python_table_fail_on_a_surprise_and_on_a_missing_name(tmp_path: Path) -> None:
+    golden = tmp_path / "support.golden"
+    golden.write_text("finish\nget_job\nrefund\n")  # refund is missing; lookup_invoice a surprise
+    done = _in_root("names", "--registry", SUPPORT_SPEC, "--golden", str(golden))
+    assert done.returncode == 1
+    assert "lookup_invoice" in done.stderr
+    assert "refund" in done.stderr
+
+
+def test_replay_of_a_python_table_exits_non_zero_on_a_difference(tmp_path: Path) -> None:
+    same = {"name": "get_job", "args": {"job_id": 7}}
+    recorded = json.loads(_in_root_replay(tmp_path, [same]).stdout.splitlines()[0])
+    trace = tmp_path / "changed.jsonl"
+    lines = [
+        {**same, "observation": recorded},
+        {**same, "observation": {"ok": True, "result": {"job_id": 7, "status": "CHANGED"}}},
+    ]
+    trace.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    done = _in_root("replay", "--registry", SUPPORT_SPEC, str(trace))
+    assert done.returncode == 1
+    assert len(done.stdout.splitlines()) == 2
+    matching = tmp_path / "same.jsonl"
+    matching.write_text(json.dumps(lines[0]) + "\n")
+    assert _in_root("replay", "--registry", SUPPORT_SPEC, str(matching)).returncode == 0
+
+
+def _in_root_replay(
+    tmp_path: Path, calls: list[dict[str, object]]
+) -> subprocess.CompletedProcess[str]:
+    trace = tmp_path / "calls.jsonl"
+    trace.write_text("\n".join(json.dumps(call) for call in calls) + "\n")
+    done = _in_root("replay", "--registry", SUPPORT_SPEC, str(trace))
+    assert done.returncode == 0, done.stderr
+    return done
