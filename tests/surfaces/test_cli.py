@@ -554,3 +554,11 @@ def _in_root_replay(
     done = _in_root("replay", "--registry", SUPPORT_SPEC, str(trace))
     assert done.returncode == 0, done.stderr
     return done
+
+
+def test_a_bad_registry_spec_is_a_json_error_line_when_asked() -> None:
+    done = _in_root("names", "--registry", "no.such.module:NAME", "--error-format", "json")
+    assert done.returncode == 2
+    payload = json.loads(done.stderr.strip().splitlines()[-1])
+    assert payload["code"] == "registry_invalid"
+    assert payload["schema_version"] == 1

@@ -280,8 +280,15 @@ def _read_stdin(cap: int) -> bytes:
 
 
 def report_error(error: DispatchError, error_format: str, stream: TextIO) -> None:
-    """Write one error: ``error: <message>`` or the JSON line of schema version 1."""
-    if error_format == "json" and isinstance(error, RouteError):
+    """Write one error: ``error: <message>`` or the JSON line of schema version 1.
+
+    A table error (``dispatcher names --registry ...``) has no module IDs: its JSON
+    line carries ``schema_version``, ``code`` and ``message`` only.
+    """
+    if error_format != "json":
+        stream.write(f"error: {error.message}\n")
+    elif isinstance(error, RouteError):
         stream.write(json.dumps(error.to_json()) + "\n")
     else:
-        stream.write(f"error: {error.message}\n")
+        payload = {"schema_version": 1, "code": error.code, "message": error.message}
+        stream.write(json.dumps(payload) + "\n")
