@@ -25,7 +25,6 @@ from typing import Final
 from boring_dispatch._limits import MAX_ARGV_BYTES, MAX_ARGV_TOKENS, MAX_TOKEN_BYTES, argv_problem
 from boring_dispatch.blueprints import ids
 from boring_dispatch.blueprints._argtypes import SECRET_SENSITIVITIES, is_secret
-from boring_dispatch.blueprints._arguments import compile_arguments
 from boring_dispatch.blueprints._patterns import match_patterns
 from boring_dispatch.blueprints._shapes import BindingRefusedError, one_of, string_list
 from boring_dispatch.errors import ResolutionFailed
@@ -122,6 +121,9 @@ def _compile(interface: object, argv: object, stdin: object) -> CompiledBinding:
         tokens, decision = list(caller_argv), stdin
     else:
         pattern = ""
+        # Imported here: argument mode (typed bindings) is rare; pattern mode never needs it.
+        from boring_dispatch.blueprints._arguments import compile_arguments
+
         tokens, decision = compile_arguments(binding, interface, caller_argv, stdin)
     command = _checked_argv([*prefix, *tokens], "compiled command")
     return CompiledBinding(command=command, pattern=pattern, stdin=decision, entry=entry)
