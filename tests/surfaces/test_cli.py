@@ -530,7 +530,7 @@ def test_names_of_a_python_table_fail_on_a_surprise_and_on_a_missing_name(tmp_pa
 
 
 def test_replay_of_a_python_table_exits_non_zero_on_a_difference(tmp_path: Path) -> None:
-    same = {"name": "get_job", "args": {"job_id": 7}}
+    same: dict[str, object] = {"name": "get_job", "args": {"job_id": 7}}
     recorded = json.loads(_in_root_replay(tmp_path, [same]).stdout.splitlines()[0])
     trace = tmp_path / "changed.jsonl"
     lines = [
