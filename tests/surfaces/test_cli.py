@@ -34,6 +34,20 @@ def dry_run(caller: str, target: str, *argv: str, extra: tuple[str, ...] = ()) -
     return payload
 
 
+def json_dry_run(caller: str, *target_and_argv: str) -> subprocess.CompletedProcess[str]:
+    """A corpus dry run with the JSON error format (the prefix most refusal tests share)."""
+    return dispatcher(
+        "--config",
+        str(CONFIG),
+        "--caller-skill",
+        caller,
+        "--error-format",
+        "json",
+        "--dry-run",
+        *target_and_argv,
+    )
+
+
 def error_line(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
     assert done.returncode == 2, (done.stdout, done.stderr)
     lines = [line for line in done.stderr.splitlines() if line.startswith("{")]
@@ -137,14 +151,8 @@ def test_stdin_is_decided_by_the_matching_pattern() -> None:
 
 
 def test_options_after_the_target_belong_to_the_gateway() -> None:
-    done = dispatcher(
-        "--config",
-        str(CONFIG),
-        "--caller-skill",
+    done = json_dry_run(
         "daily-plan",
-        "--error-format",
-        "json",
-        "--dry-run",
         "daily-plan._rtx.interface.render-plan",
         "extract",
         "a",
@@ -154,14 +162,8 @@ def test_options_after_the_target_belong_to_the_gateway() -> None:
 
 
 def test_a_denied_caller_gets_the_documented_json_error_line() -> None:
-    done = dispatcher(
-        "--config",
-        str(CONFIG),
-        "--caller-skill",
+    done = json_dry_run(
         "get-weather",
-        "--error-format",
-        "json",
-        "--dry-run",
         "list-manager._rtx.interface.read-list",
         "/tmp/secret-path.yaml",
     )
@@ -179,14 +181,8 @@ def test_a_denied_caller_gets_the_documented_json_error_line() -> None:
 
 
 def test_a_private_child_cannot_be_the_host_caller() -> None:
-    done = dispatcher(
-        "--config",
-        str(CONFIG),
-        "--caller-skill",
+    done = json_dry_run(
         "daily-plan._rtx",
-        "--error-format",
-        "json",
-        "--dry-run",
         "daily-plan._rtx.interface.render-plan",
         "extract",
         "a",
@@ -196,14 +192,8 @@ def test_a_private_child_cannot_be_the_host_caller() -> None:
 
 
 def test_a_stale_version_pin_is_an_error_never_a_retry() -> None:
-    done = dispatcher(
-        "--config",
-        str(CONFIG),
-        "--caller-skill",
+    done = json_dry_run(
         "daily-plan",
-        "--error-format",
-        "json",
-        "--dry-run",
         "daily-plan._rtx.interface.render-plan@7",
         "extract",
         "a",
@@ -215,14 +205,8 @@ def test_a_stale_version_pin_is_an_error_never_a_retry() -> None:
 
 
 def test_route_smoke_has_no_special_meaning() -> None:
-    done = dispatcher(
-        "--config",
-        str(CONFIG),
-        "--caller-skill",
+    done = json_dry_run(
         "daily-plan",
-        "--error-format",
-        "json",
-        "--dry-run",
         "daily-plan._rtx.interface.render-plan",
         "--route-smoke",
     )
@@ -349,14 +333,8 @@ def test_replay_pushes_each_line_through_the_same_pipeline(tmp_path: Path) -> No
     assert outcomes[1]["command"] == ["--date", "2026-01-02"]
     assert outcomes[2]["error"]["code"] == "dispatcher.invalid_request"
     assert outcomes[3]["error"]["code"] == "dispatcher.unauthorized_caller"
-    direct = dispatcher(
-        "--config",
-        str(CONFIG),
-        "--caller-skill",
+    direct = json_dry_run(
         "get-weather",
-        "--error-format",
-        "json",
-        "--dry-run",
         "list-manager._rtx.interface.read-list",
         "/tmp/todo.yaml",
     )
@@ -450,14 +428,8 @@ def test_a_replay_line_with_a_lone_surrogate_fails_alone(tmp_path: Path) -> None
 
 
 def test_a_huge_version_pin_is_an_invalid_interface_id() -> None:
-    done = dispatcher(
-        "--config",
-        str(CONFIG),
-        "--caller-skill",
+    done = json_dry_run(
         "daily-plan",
-        "--error-format",
-        "json",
-        "--dry-run",
         "daily-plan._rtx.interface.render-plan@" + "9" * 5000,
     )
     assert error_line(done)["code"] == "dispatcher.invalid_interface_id"
