@@ -21,9 +21,11 @@ from typing import Any, Final, Self, TextIO
 from case_data import RepositorySpec, _write
 
 __all__ = [
+    "ANY_ARGV",
     "CALLER",
     "INTERFACES",
     "McpServer",
+    "gateway_module",
     "projection",
     "read_spans",
     "span_text",
@@ -177,6 +179,57 @@ def _module(module_id: str, *, skill: bool, **fields: object) -> dict[str, objec
         document["discovery"] = {"mechanism": "skill"}
     document.update(fields)
     return document
+
+
+#: An argv pattern that accepts anything (the tests of nested calls pass argv freely).
+ANY_ARGV: Final = {"min_positionals": 0, "allow_extra_positionals": True}
+
+
+def gateway_module(
+    module_id: str,
+    exports: Mapping[str, tuple[str, int | None, list[str] | None]],
+    *,
+    skill: bool,
+) -> tuple[dict[str, object], dict[str, object]]:
+    """A module and its one source ``<module>.source.main`` (gateway ``main.py``).
+
+    ``exports`` maps an interface name to (entry class, derived level, admitted
+    callers): the level gives the contract (``None``: no contract, so no level),
+    ``None`` callers means every module. Every interface accepts any argv. The
+    module owns ``data/state.json``, so level 1 is reachable.
+    """
+    source_id = f"{module_id}.source.main"
+    interfaces: dict[str, object] = {}
+    exported: dict[str, object] = {}
+    for name, (entry, level, callers) in exports.items():
+        body: dict[str, object] = {
+            "version": 1,
+            "process_binding": {"kind": "process", "entry": entry, "patterns": [ANY_ARGV]},
+        }
+        contract = _contract(_outputs("machine", "machine"), level)
+        if contract is not None:
+            body["contract"] = contract
+        interfaces[f"{source_id}.interface.{name}"] = body
+        exported[f"{module_id}.interface.{name}"] = {
+            "source_interface": f"{source_id}.interface.{name}",
+            "access": {"allow_all_modules": callers is None, "allowed_callers": callers or []},
+        }
+    module = _module(
+        module_id,
+        skill=skill,
+        authority={"owns_filesystem": [{"match": "exact", "path": _STATE_PATH}]},
+        sources={source_id: {"blueprint": {"base": "module-root", "path": "main.yaml"}}},
+        exports=exported,
+    )
+    source = {
+        "schema_version": 6,
+        "node_type": "behavioral_source",
+        "id": source_id,
+        "version": 1,
+        "gateway": {"path": "main.py"},
+        "interfaces": interfaces,
+    }
+    return module, source
 
 
 def write_tools_repository(directory: Path) -> Path:

@@ -20,7 +20,7 @@ import pytest
 from boring_dispatch.blueprints.repository import Repository
 from boring_dispatch.types import ExecLimits, RouteRequest
 from case_data import RepositorySpec, _write
-from mcp_kit import _contract, _module, _outputs
+from mcp_kit import _module, gateway_module
 
 GATEWAY = textwrap.dedent(
     """
@@ -95,7 +95,6 @@ GATEWAY = textwrap.dedent(
             return 0
     """
 )
-ANY_ARGV = {"min_positionals": 0, "allow_extra_positionals": True}
 #: export name -> (entry class, derived level, admitted callers; None = every module)
 EXPORTS: dict[str, tuple[str, int, list[str] | None]] = {
     "probe": ("Probe", 0, None),
@@ -108,58 +107,10 @@ VAULT_EXPORT = "vault.interface.only-other"
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    interfaces: dict[str, object] = {}
-    exports: dict[str, object] = {}
-    for name, (entry, level, callers) in EXPORTS.items():
-        interfaces[f"tools.source.main.interface.{name}"] = {
-            "version": 1,
-            "process_binding": {"kind": "process", "entry": entry, "patterns": [ANY_ARGV]},
-            "contract": _contract(_outputs("machine", "machine"), level),
-        }
-        exports[f"tools.interface.{name}"] = {
-            "source_interface": f"tools.source.main.interface.{name}",
-            "access": {"allow_all_modules": callers is None, "allowed_callers": callers or []},
-        }
-    tools = _module(
-        "tools",
-        skill=True,
-        authority={"owns_filesystem": [{"match": "exact", "path": "data/state.json"}]},
-        sources={"tools.source.main": {"blueprint": {"base": "module-root", "path": "main.yaml"}}},
-        exports=exports,
+    tools, source = gateway_module("tools", EXPORTS, skill=True)
+    vault, vault_source = gateway_module(
+        "vault", {"only-other": ("Hello", 0, ["other"])}, skill=False
     )
-    source = {
-        "schema_version": 6,
-        "node_type": "behavioral_source",
-        "id": "tools.source.main",
-        "version": 1,
-        "gateway": {"path": "main.py"},
-        "interfaces": interfaces,
-    }
-    vault = _module(
-        "vault",
-        skill=False,
-        sources={"vault.source.main": {"blueprint": {"base": "module-root", "path": "main.yaml"}}},
-        exports={
-            VAULT_EXPORT: {
-                "source_interface": "vault.source.main.interface.only-other",
-                "access": {"allow_all_modules": False, "allowed_callers": ["other"]},
-            }
-        },
-    )
-    vault_source = {
-        "schema_version": 6,
-        "node_type": "behavioral_source",
-        "id": "vault.source.main",
-        "version": 1,
-        "gateway": {"path": "main.py"},
-        "interfaces": {
-            "vault.source.main.interface.only-other": {
-                "version": 1,
-                "process_binding": {"kind": "process", "entry": "Hello", "patterns": [ANY_ARGV]},
-                "contract": _contract(_outputs("machine", "machine"), 0),
-            }
-        },
-    }
     spec = RepositorySpec(
         roots=("skills",),
         modules={"tools": tools, "vault": vault, "other": _module("other", skill=False)},

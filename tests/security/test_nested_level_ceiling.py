@@ -18,7 +18,7 @@ import pytest
 from boring_dispatch.blueprints.repository import Repository
 from boring_dispatch.types import RouteRequest
 from case_data import RepositorySpec, _write
-from mcp_kit import _contract, _module, _outputs
+from mcp_kit import gateway_module
 
 GATEWAY = textwrap.dedent(
     """
@@ -55,43 +55,15 @@ EXPORTS = {
     "target-2": ("Hello", 2),
     "target-none": ("Hello", None),
 }
-ANY_ARGV = {"min_positionals": 0, "allow_extra_positionals": True}
 
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    public = {"allow_all_modules": True, "allowed_callers": []}
-    interfaces: dict[str, object] = {}
-    for name, (entry, level) in EXPORTS.items():
-        body: dict[str, object] = {
-            "version": 1,
-            "process_binding": {"kind": "process", "entry": entry, "patterns": [ANY_ARGV]},
-        }
-        contract = _contract(_outputs("machine", "machine"), level)
-        if contract is not None:
-            body["contract"] = contract
-        interfaces[f"tools.source.main.interface.{name}"] = body
-    tools = _module(
+    tools, source = gateway_module(
         "tools",
+        {name: (entry, level, None) for name, (entry, level) in EXPORTS.items()},
         skill=True,
-        authority={"owns_filesystem": [{"match": "exact", "path": "data/state.json"}]},
-        sources={"tools.source.main": {"blueprint": {"base": "module-root", "path": "main.yaml"}}},
-        exports={
-            f"tools.interface.{name}": {
-                "source_interface": f"tools.source.main.interface.{name}",
-                "access": public,
-            }
-            for name in EXPORTS
-        },
     )
-    source = {
-        "schema_version": 6,
-        "node_type": "behavioral_source",
-        "id": "tools.source.main",
-        "version": 1,
-        "gateway": {"path": "main.py"},
-        "interfaces": interfaces,
-    }
     spec = RepositorySpec(
         roots=("skills",),
         modules={"tools": tools},
