@@ -39,6 +39,8 @@ from boring_dispatch._value import value
 if TYPE_CHECKING:
     import argparse
 
+    from boring_dispatch.types import ExecutionResult as NestedResult
+
 __all__ = [
     "ArgvInterface",
     "Interface",
@@ -76,26 +78,16 @@ class RuntimeContext:
     broker_fd: int | None = None
 
 
-@value
-class NestedResult:
-    """The outcome of :meth:`Interface.dispatch`: exit code and captured streams."""
+def __getattr__(name: str) -> object:
+    # ``NestedResult`` (the outcome of :meth:`Interface.dispatch`) is the same record as any
+    # captured run, :class:`boring_dispatch.types.ExecutionResult`: exit code, streams,
+    # truncation and timeout flags, ``ok``. Resolved lazily so that a gateway that never
+    # dispatches does not load the dispatcher's types.
+    if name == "NestedResult":
+        from boring_dispatch.types import ExecutionResult
 
-    #: The nested gateway's exit status; negative when a signal ended it.
-    exit_code: int | None
-    stdout: str
-    stderr: str
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-    timed_out: bool = False
-
-    @property
-    def ok(self) -> bool:
-        """Exit status 0, nothing truncated, no timeout."""
-        return (
-            self.exit_code == 0
-            and not self.timed_out
-            and not (self.stdout_truncated or self.stderr_truncated)
-        )
+        return ExecutionResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _CONTEXT: list[RuntimeContext] = []
@@ -228,7 +220,9 @@ def _result(reply: object) -> NestedResult:
         raise errors.InternalFailure("the nested-call broker sent a malformed reply")
     if "error" in reply:
         raise _route_error(reply["error"])
-    return NestedResult(
+    from boring_dispatch.types import ExecutionResult
+
+    return ExecutionResult(
         exit_code=reply["exit_code"],
         stdout=reply["stdout"],
         stderr=reply["stderr"],

@@ -199,6 +199,15 @@ class ExecutionResult:
     timed_out: bool = False
     duration_ms: float = 0.0
 
+    @property
+    def ok(self) -> bool:
+        """Exit status 0, nothing truncated, no timeout."""
+        return (
+            self.exit_code == 0
+            and not self.timed_out
+            and not (self.stdout_truncated or self.stderr_truncated)
+        )
+
     def to_json(self) -> dict[str, object]:
         """The outcome as replay prints it and the nested-call broker replies (no timing)."""
         return {

@@ -115,11 +115,7 @@ def read_regular(path: Path, cap: int) -> bytes:
     Raises:
         FsRefusal: see :data:`Reason`.
     """
-    directory = _open_parent(path)
-    try:
-        fd = _open_leaf(directory, path)
-    finally:
-        os.close(directory)
+    fd = _open_file(path)
     try:
         info = os.fstat(fd)
         if info.st_size > cap:
@@ -142,11 +138,7 @@ def stat_regular(path: Path) -> os.stat_result:
     Raises:
         FsRefusal: see :data:`Reason` (never ``too_large``).
     """
-    directory = _open_parent(path)
-    try:
-        fd = _open_leaf(directory, path)
-    finally:
-        os.close(directory)
+    fd = _open_file(path)
     try:
         return os.fstat(fd)
     finally:
@@ -178,6 +170,15 @@ def _parts(path: Path) -> tuple[str, ...]:
     if any(part in (".", "..") for part in parts):
         raise FsRefusal("invalid_path", path)
     return parts
+
+
+def _open_file(path: Path) -> int:
+    """The leaf of ``path``, opened no-follow by descriptor walk (the caller closes it)."""
+    directory = _open_parent(path)
+    try:
+        return _open_leaf(directory, path)
+    finally:
+        os.close(directory)
 
 
 def _open_parent(path: Path) -> int:

@@ -98,7 +98,7 @@ def execution_outcome(route: Route, run: ExecutionResult, trace_id: str) -> Tool
         stdout_truncated=run.stdout_truncated,
         stderr_truncated=run.stderr_truncated,
     )
-    failed = run.exit_code != 0 or run.timed_out or run.stdout_truncated or run.stderr_truncated
+    failed = not run.ok
     return ToolOutcome(
         structured=_result(
             dispatcher, stdout=run.stdout, stderr=run.stderr, exit_code=run.exit_code
