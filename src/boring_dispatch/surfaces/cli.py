@@ -214,6 +214,8 @@ def _parsed_invocation(argv: list[str]) -> _Invocation:
 
 
 def _run_invocation(options: _Invocation) -> int:
+    from pathlib import Path
+
     from boring_dispatch.blueprints.ids import parse_pin
     from boring_dispatch.blueprints.repository import Repository, dry_run_payload
     from boring_dispatch.types import ExecLimits, RouteRequest
@@ -228,7 +230,9 @@ def _run_invocation(options: _Invocation) -> int:
         argv=options.args,
         stdin=options.stdin,
     )
-    repository = Repository.open(options.config)
+    # Not Repository.open: resolve() reads and validates the configuration for the
+    # request anyway, so validating it first as well would read it twice.
+    repository = Repository(Path(options.config))
     if options.dry_run:
         # A dry run never reads stdin.
         payload = dry_run_payload(repository.resolve(request))
