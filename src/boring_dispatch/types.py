@@ -158,8 +158,6 @@ class Route:
     #: ``{"stdout": audience, "stderr": audience}``.
     output_audiences: Mapping[str, str]
     warnings: tuple[RouteWarning, ...] = ()
-    #: Names of the secret/credential arguments (argument mode); they travel on stdin.
-    sensitive_arguments: tuple[str, ...] = ()
     #: The configured module roots (``RepositoryConfig.module_roots``): the runner
     #: removes ``sys.path`` entries that equal, contain or lie inside any of them.
     module_roots: tuple[Path, ...] = ()

@@ -15,7 +15,7 @@ from pathlib import Path
 from boring_dispatch.blueprints import ids
 from boring_dispatch.blueprints.audiences import output_audiences
 from boring_dispatch.blueprints.authorize import authorize
-from boring_dispatch.blueprints.binding import compile_binding, python_target, secret_arguments
+from boring_dispatch.blueprints.binding import compile_binding, python_target
 from boring_dispatch.blueprints.certification import certification_warnings
 from boring_dispatch.blueprints.config import load_config
 from boring_dispatch.blueprints.levels import derive_level
@@ -136,7 +136,6 @@ def _resolve(
         security_level=level,
         output_audiences=output_audiences(interface),
         warnings=warnings,
-        sensitive_arguments=secret_arguments(interface),
     )
 
 
