@@ -7,7 +7,7 @@ The CLI, replay, the MCP server and nested calls from gateways all go through
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, final
 
@@ -122,12 +122,6 @@ class Repository:
         from boring_dispatch.blueprints.inventory import exported_interfaces
 
         return exported_interfaces(load_config(self.config_path))
-
-    def iter_exports(self) -> Iterator[tuple[str, str]]:
-        """``(export_id, owning module)`` pairs of the offline scan, sorted."""
-        from boring_dispatch.blueprints.inventory import iter_exports
-
-        yield from iter_exports(load_config(self.config_path))
 
 
 def _accepted_stdin(route: Route, stdin: bytes | None) -> bytes | None:
