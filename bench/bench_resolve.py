@@ -13,6 +13,7 @@ as ``python -I -m boring_dispatch``, and from a copy of the package that has no
 
 from __future__ import annotations
 
+import functools
 import shutil
 import statistics
 import sys
@@ -27,7 +28,7 @@ import boring_dispatch
 from boring_dispatch.blueprints import resolve as resolve_module
 from boring_dispatch.blueprints.lookup import ModuleLoader
 from boring_dispatch.blueprints.repository import Repository
-from boring_dispatch.errors import ResolutionFailed, RouteError
+from boring_dispatch.errors import RouteError
 from boring_dispatch.types import RouteRequest
 
 ROUTES = {
@@ -120,7 +121,6 @@ def sweep(repository: Repository, rounds: int) -> dict[str, float]:
     from test_corpus_routes import _argv, _callers
 
     resolved: list[RouteRequest] = []
-    refused: list[RouteRequest] = []
     for export_id, export in sorted(BINDABLE.items()):
         if export_id in SECRET_IN_ARGV:
             continue
@@ -134,32 +134,20 @@ def sweep(repository: Repository, rounds: int) -> dict[str, float]:
             resolved.append(request)
             break
     skipped = len(BINDABLE) - len(SECRET_IN_ARGV) - len(resolved)
-
-    def attempt(request: RouteRequest) -> Callable[[], object]:
-        def run() -> object:
-            try:
-                return repository.resolve(request)
-            except ResolutionFailed:
-                return None
-
-        return run
-
     print(f"Sweep of every process-bindable export from its owner ({skipped} did not resolve)")
-    results: dict[str, float] = {}
-    for label, requests in (("resolved", resolved), ("refused at binding", refused)):
-        if len(requests) < 2:
-            print(f"  {label:<19} {len(requests):4d} routes")
-            continue
-        stats = interleave([(r.target, attempt(r)) for r in requests], rounds=rounds, inner=3)
-        medians = sorted(s.median * 1e3 for s in stats)
-        deciles = statistics.quantiles(medians, n=10)
-        print(
-            f"  {label:<19} {len(medians):4d} routes, median per route: min {medians[0]:.3f}"
-            f"  p10 {deciles[0]:.3f}  median {statistics.median(medians):.3f}"
-            f"  p90 {deciles[-1]:.3f}  max {medians[-1]:.3f} ms"
-        )
-        results[label] = statistics.median(medians)
-    return results
+    stats = interleave(
+        [(r.target, functools.partial(repository.resolve, r)) for r in resolved],
+        rounds=rounds,
+        inner=3,
+    )
+    medians = sorted(s.median * 1e3 for s in stats)
+    deciles = statistics.quantiles(medians, n=10)
+    print(
+        f"  {len(medians)} routes, median per route: min {medians[0]:.3f}"
+        f"  p10 {deciles[0]:.3f}  median {statistics.median(medians):.3f}"
+        f"  p90 {deciles[-1]:.3f}  max {medians[-1]:.3f} ms"
+    )
+    return {"resolved": statistics.median(medians)}
 
 
 def fresh_cli(config: Path, rounds: int) -> dict[str, float]:
