@@ -29,8 +29,8 @@ from _timing import Stats, console_script, interpreter, report, verdict
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from boring_dispatch.blueprints.repository import Repository
-from boring_dispatch.types import RouteRequest
+from boring_dispatch.records import RouteRequest
+from boring_dispatch.repository.repository import Repository
 
 R1 = RouteRequest("get-weather", "get-weather._rtx.interface.scripts-weather")
 

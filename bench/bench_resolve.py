@@ -25,11 +25,11 @@ import yaml
 from _timing import command, console_script, interleave, interpreter, report, verdict
 
 import boring_dispatch
-from boring_dispatch.blueprints import resolve as resolve_module
-from boring_dispatch.blueprints.lookup import ModuleLoader
-from boring_dispatch.blueprints.repository import Repository
 from boring_dispatch.errors import RouteError
-from boring_dispatch.types import RouteRequest
+from boring_dispatch.records import RouteRequest
+from boring_dispatch.repository import pipeline as resolve_module
+from boring_dispatch.repository.load.lookup import ModuleLoader
+from boring_dispatch.repository.repository import Repository
 
 ROUTES = {
     "R1": RouteRequest("get-weather", "get-weather._rtx.interface.scripts-weather"),
@@ -117,7 +117,7 @@ def sweep(repository: Repository, rounds: int) -> dict[str, float]:
     """
     tests = Path(__file__).resolve().parent.parent / "tests"
     sys.path.insert(0, str(tests))
-    from corpus_kit import BINDABLE, SECRET_IN_ARGV
+    from kits.corpus import BINDABLE, SECRET_IN_ARGV
     from test_corpus_routes import _argv, _callers
 
     resolved: list[RouteRequest] = []
@@ -162,7 +162,7 @@ def fresh_cli(config: Path, rounds: int) -> dict[str, float]:
         )
         shim = (
             f"import sys; sys.path.insert(0, {scratch!r});"
-            " from boring_dispatch.surfaces.cli import main; sys.exit(main())"
+            " from boring_dispatch.surfaces.cli.main import main; sys.exit(main())"
         )
         stats = interleave(
             [

@@ -20,9 +20,9 @@ import yaml
 from _timing import interleave, report
 from bench_resolve import ROUTES, opened_blueprints
 
-from boring_dispatch.blueprints._fastyaml import parse_block_yaml
-from boring_dispatch.blueprints._yaml import _load_yaml_libyaml, load_yaml
-from boring_dispatch.blueprints.repository import Repository
+from boring_dispatch.repository.repository import Repository
+from boring_dispatch.repository.strict_yaml._fast import parse_block_yaml
+from boring_dispatch.repository.strict_yaml.load import _load_yaml_libyaml, load_yaml
 
 CONFIG = Path(__file__).resolve().parents[1] / "tests" / "corpus" / "famulus" / "officina.toml"
 

@@ -114,8 +114,7 @@ def _nested() -> bool:
 
 
 def _timeout() -> bool:
-    from boring_dispatch.blueprints.repository import Repository
-    from boring_dispatch.types import ExecLimits, RouteRequest
+    from boring_dispatch import ExecLimits, Repository, RouteRequest
 
     print(">>> Repository.open(CONFIG).invoke(wait 10, limits=ExecLimits(timeout_s=1.0))")
     request = RouteRequest(caller="timer", target="timer._rtx.interface.wait", argv=("10",))

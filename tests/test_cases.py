@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from boring_dispatch.blueprints.authorize import Authorization, authorize
-from boring_dispatch.blueprints.repository import Repository
 from boring_dispatch.errors import RouteError
-from boring_dispatch.types import Route
-from case_data import Case, CaseFileError, load_cases
+from boring_dispatch.records import Route
+from boring_dispatch.repository.repository import Repository, dry_run_payload
+from kits.cases import Case, CaseFileError, load_cases
 
 CASES = load_cases()
 
@@ -66,34 +65,19 @@ def _check_route(case: Case, route: Route, config: Path) -> None:
         "cwd": route.cwd.relative_to(config.parent).as_posix(),
         "warnings": [warning.code for warning in route.warnings],
     }
-    if "crossed_gates" in wanted or "filters" in wanted:
-        authorization = _authorization(config, route)
-        actual["crossed_gates"] = list(authorization.crossed_gates)
-        actual["filters"] = [f"{f.kind}:{f.owner_module_id}" for f in authorization.filters]
+    # The route carries the explanation of the decision, and the dry run shows it.
+    actual["crossed_gates"] = list(route.crossed_gates)
+    actual["filters"] = list(route.policies)
+    assert dry_run_payload(route)["authorization"] == {
+        "crossed_gates": actual["crossed_gates"],
+        "policies": actual["filters"],
+    }
     for key, value in wanted.items():
         assert actual[key] == value, f"{key}: {case.note}"
 
 
-def _authorization(config: Path, route: Route) -> Authorization:
-    """Authorize the resolved route again, with the real loader over the same files."""
-    from boring_dispatch.blueprints.config import load_config
-    from boring_dispatch.blueprints.lookup import ModuleLoader, find_export
-
-    loader = ModuleLoader(load_config(config))
-    ancestry = loader.load_ancestry(route.target_module_id)
-    export, _, _ = find_export(ancestry[-1], route.target)
-    return authorize(
-        loader,
-        caller=route.caller_module_id,
-        target=route.target,
-        target_ancestry=ancestry,
-        export=export,
-        version=route.interface_version,
-    )
-
-
 def _check_run(case: Case, result: object) -> None:
-    from boring_dispatch.types import ExecutionResult
+    from boring_dispatch.records import ExecutionResult
 
     assert isinstance(result, ExecutionResult)
     wanted = case.want.fields

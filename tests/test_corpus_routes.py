@@ -14,11 +14,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from boring_dispatch.blueprints.repository import Repository
 from boring_dispatch.errors import ResolutionFailed, UnauthorizedCaller
-from boring_dispatch.types import Route, RouteRequest
-from case_data import corpus_config
-from corpus_kit import BINDABLE, SECRET_IN_ARGV, UNSATISFIABLE, Export, minimal_argv
+from boring_dispatch.records import Route, RouteRequest
+from boring_dispatch.repository.repository import Repository
+from kits.cases import corpus_config
+from kits.corpus import BINDABLE, SECRET_IN_ARGV, UNSATISFIABLE, Export, minimal_argv
 
 CONFIG = corpus_config("famulus")
 #: Argument-mode exports take typed arguments rather than a pattern (BLUEPRINTS-V6 6.3).

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from boring_dispatch.blueprints.describe import describe
-from boring_dispatch.blueprints.repository import Repository
 from boring_dispatch.errors import RouteError
-from boring_dispatch.surfaces._mcp_calls import RepositoryCalls
-from boring_dispatch.surfaces.cli import main as cli_main
-from case_data import Case, RepositorySpec, load_cases
+from boring_dispatch.repository.offline.describe import describe
+from boring_dispatch.repository.repository import Repository
+from boring_dispatch.surfaces.cli.main import main as cli_main
+from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
+from kits.cases import Case, RepositorySpec, load_cases
 
 Decision = tuple[str, str | None]
 
@@ -198,7 +198,7 @@ CORPUS_CASES = [case for case in CASES if case.corpus is not None and _projectio
 
 
 def test_a_real_mcp_server_takes_the_corpus_decisions(tmp_path: Path) -> None:
-    from mcp_kit import McpServer
+    from kits.mcp import McpServer
 
     config = CORPUS_CASES[0].write_repository(tmp_path)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ASSISTANT_LOGS": str(tmp_path)}

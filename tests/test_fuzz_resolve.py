@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from boring_dispatch.blueprints.repository import Repository
 from boring_dispatch.errors import RouteError
-from boring_dispatch.types import Route, RouteRequest
-from case_data import corpus_config
+from boring_dispatch.records import Route, RouteRequest
+from boring_dispatch.repository.repository import Repository
+from kits.cases import corpus_config
 
 REPOSITORY = Repository.open(corpus_config("famulus"))
 REAL_CALLERS = ("daily-plan", "get-weather", "list-manager", "list-manager._rtx", "wakeup")

@@ -20,8 +20,8 @@ from boring_dispatch.gateway import (
     runtime_context,
 )
 from boring_dispatch.process.launch import run_captured
-from boring_dispatch.types import ExecLimits
-from gateway_kit import Repo, make_repo, make_route
+from boring_dispatch.records import ExecLimits
+from kits.gateways import Repo, make_repo, make_route
 
 
 class Greet(Interface):
@@ -78,7 +78,8 @@ def test_the_runtime_context_can_be_bound_only_once() -> None:
         """
         import json
         from pathlib import Path
-        from boring_dispatch.gateway import RuntimeContext, bind_runtime_context, runtime_context
+        from boring_dispatch.process.context import (
+            RuntimeContext, bind_runtime_context, runtime_context)
         context = RuntimeContext("m", "m", "m.interface.x", Path("/r"), Path("/r/officina.toml"),
                                  None, 0.0, 1, 1)
         bind_runtime_context(context)
@@ -107,11 +108,12 @@ def test_inside_a_gateway_the_context_names_the_running_module_and_cannot_be_reb
         """
         import json
         from boring_dispatch import gateway
+        from boring_dispatch.process.context import bind_runtime_context
         class Echo(gateway.ArgvInterface):
             def run(self, argv):
                 context = gateway.runtime_context()
                 try:
-                    gateway.bind_runtime_context(context)
+                    bind_runtime_context(context)
                     rebound = True
                 except RuntimeError:
                     rebound = False
@@ -175,9 +177,9 @@ class Interface(gateway.ArgvInterface):
 def test_a_nested_call_runs_under_the_running_modules_identity(tmp_path: Path) -> None:
     import shutil
 
-    from boring_dispatch.blueprints.repository import Repository
     from boring_dispatch.observe.trace import new_trace_id
-    from boring_dispatch.types import RouteRequest
+    from boring_dispatch.records import RouteRequest
+    from boring_dispatch.repository.repository import Repository
 
     root = tmp_path / "repo"
     for name in ("daily-plan", "get-weather"):

@@ -52,7 +52,7 @@ def test_the_gateway_authoring_api_imports_nothing_heavy() -> None:
 def test_a_cli_dry_run_imports_only_stdlib_yaml_and_routing_code() -> None:
     code = (
         "import io, contextlib\n"
-        "from boring_dispatch.surfaces.cli import main\n"
+        "from boring_dispatch.surfaces.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    rc = main(['--config', {str(CONFIG)!r}, '--caller-skill', 'daily-plan', '--dry-run',"
         "'list-manager._rtx.interface.read-list', '/tmp/todo.yaml'])\n"
@@ -75,7 +75,7 @@ def test_a_cli_dry_run_imports_only_stdlib_yaml_and_routing_code() -> None:
 def test_a_dry_run_whose_blueprints_the_fast_parser_reads_never_imports_pyyaml() -> None:
     code = (
         "import io, contextlib\n"
-        "from boring_dispatch.surfaces.cli import main\n"
+        "from boring_dispatch.surfaces.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         f"    rc = main(['--config', {str(CONFIG)!r}, '--caller-skill', 'get-weather',"
         " '--dry-run', 'get-weather._rtx.interface.scripts-weather'])\n"

@@ -8,13 +8,13 @@ import pytest
 
 from boring_dispatch import _limits
 from boring_dispatch._value import replace
-from boring_dispatch.blueprints import binding
-from boring_dispatch.blueprints.projection import projection_argv
 from boring_dispatch.errors import InvalidRouteRequest, ResolutionFailed
 from boring_dispatch.process import _argv, launch
-from boring_dispatch.surfaces import _mcp_calls
-from boring_dispatch.types import CompiledBinding
-from gateway_kit import make_repo, make_route
+from boring_dispatch.records import CompiledBinding
+from boring_dispatch.repository.bind import binding
+from boring_dispatch.repository.projection import projection_argv
+from boring_dispatch.surfaces.mcp import _calls as _mcp_calls
+from kits.gateways import make_repo, make_route
 
 
 def test_every_stage_uses_the_same_caps() -> None:

@@ -8,12 +8,12 @@ from typing import Any, ClassVar
 
 import pytest
 
-from boring_dispatch import types
+from boring_dispatch import records
 from boring_dispatch._value import replace, value
-from boring_dispatch.blueprints import authorize
 from boring_dispatch.gateway import NestedResult, RuntimeContext
 from boring_dispatch.observe.trace import Span
-from boring_dispatch.process.runner import Spec
+from boring_dispatch.process.child.runner import Spec
+from boring_dispatch.repository import authorize
 
 
 @value
@@ -36,8 +36,7 @@ class Other:
 
 
 VALUE_CLASSES = [
-    *(getattr(types, name) for name in types.__all__ if name != "AUDIENCES"),
-    authorize.ResolvedCaller,
+    *(getattr(records, name) for name in records.__all__ if name != "AUDIENCES"),
     authorize.Filter,
     authorize.Gate,
     authorize.Authorization,

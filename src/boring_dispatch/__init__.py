@@ -1,40 +1,100 @@
 """boring-dispatch: the one place where a model's tool call becomes (or does not become) an action.
 
-Public API (imported lazily so that ``import boring_dispatch`` and the CLI stay fast):
+Everything a user needs is importable from here (lazily, so that
+``import boring_dispatch`` and the CLI stay fast):
 
-- :class:`Registry`, :class:`Tool`, :class:`Observation`, :class:`ToolError`,
-  :data:`Sensitive`: the Python table.
-- :class:`Repository`: the blueprint repository.
-- :mod:`boring_dispatch.errors`: the exception tree.
+- the Python table: :class:`Registry`, :class:`Tool`, :data:`Sensitive`,
+  :class:`TableLimits`, and what a call returns, :class:`Observation` and
+  :class:`ObservationError`; a handler's expected failure is :class:`ToolError`;
+- the blueprint repository: :class:`Repository`, the request it takes
+  (:class:`RouteRequest`), the decision it makes (:class:`Route`,
+  :class:`RouteWarning`) and the run it performs (:class:`ExecLimits`,
+  :class:`ExecutionResult`);
+- the records both write: :class:`AuditSink`, :class:`AuditEvent`,
+  :class:`JsonLinesAuditSink`, :class:`TraceRecorder`;
+- the roots of the exception tree: :class:`DispatchError`, :class:`TableError`,
+  :class:`RouteError`.
+
+Public modules, beside this one: :mod:`boring_dispatch.errors` (the whole
+exception tree with its codes), :mod:`boring_dispatch.gateway` (for gateway
+authors), :mod:`boring_dispatch.testing` (fake models, golden-file checks),
+:mod:`boring_dispatch.golden` and :mod:`boring_dispatch.tools.http` (the safe
+HTTP GET tool). Every other module is internal and may change without notice;
+``docs/architecture.md`` maps them.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+__version__ = "0.1.0"
+
 __all__ = [
+    "AuditEvent",
+    "AuditSink",
+    "DispatchError",
+    "ExecLimits",
+    "ExecutionResult",
+    "JsonLinesAuditSink",
     "Observation",
+    "ObservationError",
     "Registry",
     "Repository",
+    "Route",
+    "RouteError",
+    "RouteRequest",
+    "RouteWarning",
     "Sensitive",
+    "TableError",
+    "TableLimits",
     "Tool",
     "ToolError",
+    "TraceRecorder",
 ]
 
 if TYPE_CHECKING:
-    from boring_dispatch.blueprints.repository import Repository
-    from boring_dispatch.errors import ToolError
-    from boring_dispatch.observation import Observation
-    from boring_dispatch.table.python import Registry, Tool
-    from boring_dispatch.table.schema import Sensitive
+    from boring_dispatch.errors import DispatchError, RouteError, TableError, ToolError
+    from boring_dispatch.observation import Observation, ObservationError
+    from boring_dispatch.observe.audit import (
+        AuditEvent,
+        AuditSink,
+        JsonLinesAuditSink,
+        TraceRecorder,
+    )
+    from boring_dispatch.records import (
+        ExecLimits,
+        ExecutionResult,
+        Route,
+        RouteRequest,
+        RouteWarning,
+    )
+    from boring_dispatch.registry.pipeline import TableLimits
+    from boring_dispatch.registry.registry import Registry, Tool
+    from boring_dispatch.registry.schema import Sensitive
+    from boring_dispatch.repository.repository import Repository
 
+# Each public name and the module that defines it: a fixed table of our own modules.
 _LAZY = {
+    "AuditEvent": "boring_dispatch.observe.audit",
+    "AuditSink": "boring_dispatch.observe.audit",
+    "DispatchError": "boring_dispatch.errors",
+    "ExecLimits": "boring_dispatch.records",
+    "ExecutionResult": "boring_dispatch.records",
+    "JsonLinesAuditSink": "boring_dispatch.observe.audit",
     "Observation": "boring_dispatch.observation",
-    "Registry": "boring_dispatch.table.python",
-    "Repository": "boring_dispatch.blueprints.repository",
-    "Sensitive": "boring_dispatch.table.schema",
-    "Tool": "boring_dispatch.table.python",
+    "ObservationError": "boring_dispatch.observation",
+    "Registry": "boring_dispatch.registry.registry",
+    "Repository": "boring_dispatch.repository.repository",
+    "Route": "boring_dispatch.records",
+    "RouteError": "boring_dispatch.errors",
+    "RouteRequest": "boring_dispatch.records",
+    "RouteWarning": "boring_dispatch.records",
+    "Sensitive": "boring_dispatch.registry.schema",
+    "TableError": "boring_dispatch.errors",
+    "TableLimits": "boring_dispatch.registry.pipeline",
+    "Tool": "boring_dispatch.registry.registry",
     "ToolError": "boring_dispatch.errors",
+    "TraceRecorder": "boring_dispatch.observe.audit",
 }
 
 
@@ -46,4 +106,10 @@ def __getattr__(name: str) -> object:
     import importlib
 
     module = importlib.import_module(module_name)  # allowed: fixed table of own modules
-    return getattr(module, name)
+    value = getattr(module, name)
+    globals()[name] = value  # resolved once; later lookups do not come back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

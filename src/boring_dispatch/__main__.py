@@ -1,5 +1,5 @@
 """``python -m boring_dispatch``: the ``dispatcher`` command."""
 
-from boring_dispatch.surfaces.cli import main
+from boring_dispatch.surfaces.cli.main import main
 
 raise SystemExit(main())

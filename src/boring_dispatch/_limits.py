@@ -1,6 +1,6 @@
 """The argument-vector caps: one definition for every stage that checks an argv.
 
-The binding stage (:mod:`boring_dispatch.blueprints.binding`) enforces them on
+The binding stage (:mod:`boring_dispatch.repository.bind.binding`) enforces them on
 the caller's argv and on the compiled command; the projection compiler, the
 MCP projection pre-check and the launcher (:mod:`boring_dispatch.process._argv`)
 repeat the same numbers as backstops, so no stage admits what an earlier one

@@ -20,7 +20,7 @@ from boring_dispatch.observe.audit import AuditEvent
 
 if TYPE_CHECKING:
     from boring_dispatch.observation import Observation
-    from boring_dispatch.table.python import Registry
+    from boring_dispatch.registry.registry import Registry
 
 __all__ = [
     "AgentStep",

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from boring_dispatch.blueprints._yaml import load_yaml
-from boring_dispatch.blueprints.repository import Repository
-from boring_dispatch.types import ExecLimits, RouteRequest
+from boring_dispatch.records import ExecLimits, RouteRequest
+from boring_dispatch.repository.repository import Repository
+from boring_dispatch.repository.strict_yaml.load import load_yaml
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "repository"
 CONFIG = EXAMPLE / "officina.toml"

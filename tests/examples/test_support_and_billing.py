@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from boring_dispatch import Registry
-from boring_dispatch._spec import load_registry
 from boring_dispatch.errors import UnknownTool
 from boring_dispatch.observe.redact import PLACEHOLDER
+from boring_dispatch.registry.spec import load_registry
 from boring_dispatch.testing import CapturingSink, assert_golden
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,8 +15,8 @@ from boring_dispatch.observe.redact import (
     scrub,
     sensitive_values,
 )
-from boring_dispatch.table.schema import Sensitive, sensitive_node
-from strategies import json_values
+from boring_dispatch.registry.schema import Sensitive, sensitive_node
+from kits.strategies import json_values
 
 
 class Card(BaseModel):

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from boring_dispatch.observe.trace import new_trace_id
 from boring_dispatch.process.env import FIXED, child_environment
-from gateway_kit import ALLOWED_ENV
+from kits.gateways import ALLOWED_ENV
 
 # sudo's initial_badenv_table (abridged) plus credentials and our own hijack list.
 HOSTILE = {

@@ -23,6 +23,7 @@ from boring_dispatch.errors import (
 )
 from boring_dispatch.observe.trace import new_trace_id
 from boring_dispatch.process import launch as launch_module
+from boring_dispatch.process.child.runner import OPTIONS, SEPARATOR, parse_spec
 from boring_dispatch.process.launch import (
     MAX_ARGV_BYTES,
     MAX_ARGV_TOKENS,
@@ -34,9 +35,8 @@ from boring_dispatch.process.launch import (
     run_captured,
     run_streaming,
 )
-from boring_dispatch.process.runner import OPTIONS, SEPARATOR, parse_spec
-from boring_dispatch.types import CompiledBinding, ExecLimits
-from gateway_kit import (
+from boring_dispatch.records import CompiledBinding, ExecLimits
+from kits.gateways import (
     ECHO_GATEWAY,
     Repo,
     make_repo,
@@ -47,7 +47,7 @@ from gateway_kit import (
     run_driver,
     wait_until,
 )
-from strategies import argv_vectors
+from kits.strategies import argv_vectors
 
 LIMITS = ExecLimits(timeout_s=30.0)
 PREFIX = (sys.executable, "-I", "-B", "-X", "utf8", "-m", RUNNER_MODULE)
@@ -193,7 +193,7 @@ def test_invalid_utf8_output_is_decoded_with_replacement(repo: Repo) -> None:
 
 def test_a_timeout_ends_the_child_and_says_so(repo: Repo) -> None:
     _gateway(repo, "import time\nprint('started', flush=True)\ntime.sleep(120)")
-    limits = ExecLimits(timeout_s=3.0)
+    limits = ExecLimits(timeout_s=1.0)
     result = run_captured(make_route(repo), stdin=None, limits=limits, trace_id=None)
     assert result.timed_out
     assert result.exit_code is not None
@@ -333,7 +333,7 @@ def test_streaming_timeout_ends_the_group_and_returns_124(
         "print(child.pid, flush=True)\n"
         "time.sleep(120)",
     )
-    limits = ExecLimits(timeout_s=3.0)
+    limits = ExecLimits(timeout_s=1.0)
     assert run_streaming(make_route(repo), stdin=None, limits=limits, trace_id=None) == (
         TIMEOUT_EXIT_CODE
     )
@@ -401,7 +401,7 @@ def test_streaming_output_appears_before_the_child_exits(repo: Repo, tmp_path: P
     )
     code = """
         from boring_dispatch.process.launch import run_streaming
-        from boring_dispatch.types import ExecLimits
+        from boring_dispatch.records import ExecLimits
         limits = ExecLimits(timeout_s=60)
         raise SystemExit(run_streaming(ROUTE, stdin=None, limits=limits, trace_id=None))
     """

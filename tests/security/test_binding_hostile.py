@@ -18,21 +18,21 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from boring_dispatch.blueprints import binding as binding_module
-from boring_dispatch.blueprints._regex import compile_pattern
-from boring_dispatch.blueprints._shapes import BindingRefusedError
-from boring_dispatch.blueprints.audiences import output_audiences
-from boring_dispatch.blueprints.binding import (
+from boring_dispatch.errors import ResolutionFailed, SecurityLevelUnavailable
+from boring_dispatch.records import ModuleRecord
+from boring_dispatch.repository._regex import compile_pattern
+from boring_dispatch.repository._shapes import BindingRefusedError
+from boring_dispatch.repository.bind import binding as binding_module
+from boring_dispatch.repository.bind.binding import (
     MAX_ARGV_BYTES,
     MAX_ARGV_TOKENS,
     MAX_TOKEN_BYTES,
     compile_binding,
 )
-from boring_dispatch.blueprints.levels import derive_level
-from boring_dispatch.errors import ResolutionFailed, SecurityLevelUnavailable
-from boring_dispatch.types import ModuleRecord
-from case_data import corpus_config
-from strategies import HOSTILE_ARGV_TOKENS, binding_argv, nested_mutations, pattern_bindings
+from boring_dispatch.repository.facts.audiences import output_audiences
+from boring_dispatch.repository.facts.levels import derive_level
+from kits.cases import corpus_config
+from kits.strategies import HOSTILE_ARGV_TOKENS, binding_argv, nested_mutations, pattern_bindings
 
 IID = "demo.interface.run"
 CANARY = "S3CRET-canary-7f3a"
@@ -536,10 +536,10 @@ def test_mutated_contracts_give_a_level_or_unavailable_and_audiences_never_fail(
 
 
 def test_a_pattern_mode_secret_flag_in_argv_is_refused_without_echoing_it() -> None:
-    from boring_dispatch.blueprints.repository import Repository
     from boring_dispatch.errors import ResolutionFailed
-    from boring_dispatch.types import RouteRequest
-    from case_data import corpus_config
+    from boring_dispatch.records import RouteRequest
+    from boring_dispatch.repository.repository import Repository
+    from kits.cases import corpus_config
 
     repository = Repository.open(corpus_config("famulus"))
     for argv in (

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from blueprint_fixtures import PUBLIC, RepoBuilder, dump, make_repo
-from boring_dispatch.blueprints.config import load_config
-from boring_dispatch.blueprints.lookup import ModuleLoader, find_export
 from boring_dispatch.errors import RouteError
-from boring_dispatch.types import SourceRecord
+from boring_dispatch.records import SourceRecord
+from boring_dispatch.repository.load.config import load_config
+from boring_dispatch.repository.load.lookup import ModuleLoader, find_export
+from kits.blueprints import PUBLIC, RepoBuilder, dump, make_repo
 
 SENTINEL_VERSION = 99
 

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from blueprint_fixtures import corpus_dir, make_repo, reference_load
-from boring_dispatch.blueprints._yaml import load_yaml
 from boring_dispatch.errors import BlueprintMalformed, RouteError
-from strategies import yaml_mutations
+from boring_dispatch.repository.strict_yaml.load import load_yaml
+from kits.blueprints import corpus_dir, make_repo, reference_load
+from kits.strategies import yaml_mutations
 
 CORPUS = corpus_dir()
 CANARY = "CANARY-7f3a"

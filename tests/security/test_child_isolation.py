@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from boring_dispatch.process.launch import run_captured
-from boring_dispatch.types import ExecLimits, ExecutionResult, Route
-from gateway_kit import (
+from boring_dispatch.records import ExecLimits, ExecutionResult, Route
+from kits.gateways import (
     ALLOWED_ENV,
     ECHO_GATEWAY,
     Repo,
@@ -246,7 +246,7 @@ GRANDCHILD = """
 
 def test_e4_a_grandchild_does_not_outlive_the_timeout(repo: Repo) -> None:
     repo.write("gateway.py", GRANDCHILD)
-    result = _run(make_route(repo), ExecLimits(timeout_s=3.0))
+    result = _run(make_route(repo), ExecLimits(timeout_s=1.0))
     assert result.timed_out
     grandchild = int(result.stdout.split()[0])
     assert not process_running(grandchild)
@@ -269,7 +269,7 @@ def test_e4_a_grandchild_that_ignores_sigterm_is_killed(repo: Repo) -> None:
                 time.sleep(120)
         """,
     )
-    result = _run(make_route(repo), ExecLimits(timeout_s=3.0))
+    result = _run(make_route(repo), ExecLimits(timeout_s=1.0))
     assert result.timed_out
     grandchild = int(result.stdout.split()[0])
     assert not process_running(grandchild)
@@ -301,11 +301,11 @@ def test_e4_a_nested_call_in_its_own_group_ends_with_the_outer_call(
         from pathlib import Path
         from boring_dispatch.gateway import ArgvInterface
         from boring_dispatch.process.launch import run_captured
-        from boring_dispatch.types import ExecLimits
+        from boring_dispatch.records import ExecLimits
         class Echo(ArgvInterface):
             def run(self, argv):
                 sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
-                import gateway_kit
+                from kits import gateways as gateway_kit
                 root = Path({str(inner.root)!r})
                 repo = gateway_kit.Repo(root, root / "officina.toml", root / "skills",
                                         "inner-mod", root / "skills" / "inner-mod")
@@ -313,7 +313,7 @@ def test_e4_a_nested_call_in_its_own_group_ends_with_the_outer_call(
                              limits=ExecLimits(timeout_s=60), trace_id=None)
         """,
     )
-    result = _run(make_route(repo), ExecLimits(timeout_s=5.0))
+    result = _run(make_route(repo), ExecLimits(timeout_s=1.5))
     assert result.timed_out, result.stderr
     assert wait_until(pids.exists, timeout_s=5)
     runner_pid, sleeper_pid, inner_group = (int(x) for x in pids.read_text().split())
@@ -586,7 +586,7 @@ def test_e8_the_timeout_ends_a_gateway_that_bypassed_the_importer(repo: Repo) ->
                 time.sleep(120)
         """,
     )
-    result = _run(make_route(repo), ExecLimits(timeout_s=3.0))
+    result = _run(make_route(repo), ExecLimits(timeout_s=1.0))
     assert result.timed_out
     assert not process_running(int(result.stdout.split()[0]))
 
@@ -617,7 +617,7 @@ def test_e7_killing_the_dispatcher_mid_call_ends_the_gateway_and_its_grandchild(
         make_route(repo),
         """
         from boring_dispatch.process.launch import run_captured
-        from boring_dispatch.types import ExecLimits
+        from boring_dispatch.records import ExecLimits
         run_captured(ROUTE, stdin=None, limits=ExecLimits(timeout_s=120.0), trace_id=None)
         """,
     )

@@ -26,7 +26,7 @@ from boring_dispatch.tools.http import (
     Resolver,
     fetch,
 )
-from strategies import (
+from kits.strategies import (
     http_public_ipv4,
     http_public_ipv6,
     http_refused_ipv4,

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import pytest
 
-from mcp_kit import McpServer, projection, span_text, write_tools_repository
+from kits.mcp import McpServer, projection, span_text, write_tools_repository
 
 ARGUMENT: Final = "canary-argument-" + os.urandom(8).hex()
 STDIN: Final = "canary-stdin-" + os.urandom(8).hex()

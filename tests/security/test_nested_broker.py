@@ -17,16 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from boring_dispatch.blueprints.repository import Repository
-from boring_dispatch.types import ExecLimits, RouteRequest
-from case_data import RepositorySpec, _write
-from mcp_kit import _module, gateway_module
+from boring_dispatch.records import ExecLimits, RouteRequest
+from boring_dispatch.repository.repository import Repository
+from kits.cases import RepositorySpec, _write
+from kits.mcp import _module, gateway_module
 
 GATEWAY = textwrap.dedent(
     """
     import json, os, socket, struct
     from pathlib import Path
     from boring_dispatch import gateway
+    from boring_dispatch.process import context as gateway_context
     from boring_dispatch._value import replace
     from boring_dispatch.errors import DispatchError
 
@@ -62,7 +63,7 @@ GATEWAY = textwrap.dedent(
             call = lambda: self.dispatch(target, version=1)
             if mode == "rewrite":
                 context = gateway.runtime_context()
-                gateway._CONTEXT[0] = replace(
+                gateway_context._CONTEXT[0] = replace(
                     context, module_id="other", source_id="other", level=None,
                     config_path=Path("/nonexistent/officina.toml"),
                     repository_root=Path("/nonexistent"),

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from boring_dispatch.blueprints.repository import Repository
-from boring_dispatch.types import RouteRequest
-from case_data import RepositorySpec, _write
-from mcp_kit import gateway_module
+from boring_dispatch.records import RouteRequest
+from boring_dispatch.repository.repository import Repository
+from kits.cases import RepositorySpec, _write
+from kits.mcp import gateway_module
 
 GATEWAY = textwrap.dedent(
     """

@@ -14,11 +14,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from boring_dispatch.blueprints.repository import Repository
 from boring_dispatch.errors import RouteError
-from boring_dispatch.types import RouteRequest
-from case_data import corpus_config
-from corpus_kit import BINDABLE, SECRET_IN_ARGV
+from boring_dispatch.records import RouteRequest
+from boring_dispatch.repository.repository import Repository
+from kits.cases import corpus_config
+from kits.corpus import BINDABLE, SECRET_IN_ARGV
 
 FORBIDDEN_EVENTS = frozenset(
     {

@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from boring_dispatch import Registry, Tool
-from strategies import HOSTILE_TOOL_NAMES
+from kits.strategies import HOSTILE_TOOL_NAMES
 
 RAN: list[str] = []
 ACCESSED: list[str] = []

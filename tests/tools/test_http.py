@@ -600,7 +600,7 @@ def test_the_declared_charset_decodes_the_body_when_it_is_a_known_one(server: Se
 
 
 def test_the_tool_returns_a_small_result_and_refuses_with_tool_error(server: Server) -> None:
-    from boring_dispatch.table.python import Registry
+    from boring_dispatch.registry.registry import Registry
 
     server.routes["/hello"] = Reply(
         headers=(("Content-Type", "text/plain"), ("Set-Cookie", "a=b")), body=b"hi"

@@ -7,7 +7,7 @@ from the observation. Two file sinks ship here:
 - :class:`JsonLinesAuditSink`: one line per call (time, surface, tool,
   outcome code, duration, redacted arguments, correlation id if any);
 - :class:`TraceRecorder`: a replayable trace, ``{"name", "args",
-  "observation"}`` per line, for :mod:`boring_dispatch.replay`.
+  "observation"}`` per line, for :mod:`boring_dispatch.registry.replay`.
 
 A sink that raises is logged (by type, without its message) and skipped; it
 never changes the observation. Audit is written after the call, so it records

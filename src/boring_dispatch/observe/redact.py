@@ -1,6 +1,6 @@
 """Redaction of sensitive argument values, driven by the tool's schema.
 
-The schema (see :mod:`boring_dispatch.table.schema`) says where the sensitive
+The schema (see :mod:`boring_dispatch.registry.schema`) says where the sensitive
 values sit, as a :class:`SensitiveNode` tree. The pipeline applies it after
 validation and before anything is written: audit lines, traces, replay files
 and error messages see ``"[redacted]"`` instead of the value.

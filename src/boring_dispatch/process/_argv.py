@@ -21,7 +21,7 @@ from boring_dispatch._limits import (
 )
 from boring_dispatch.errors import ResolutionFailed
 from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, RUNNER_MODULE, SEPARATOR
-from boring_dispatch.types import ExecLimits, Route
+from boring_dispatch.records import ExecLimits, Route
 
 __all__ = ["MAX_ARGV_BYTES", "MAX_ARGV_TOKENS", "MAX_TOKEN_BYTES", "check_argv", "child_argv"]
 

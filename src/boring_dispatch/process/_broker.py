@@ -8,7 +8,7 @@ the reply. The request carries only what the gateway may choose::
      "stdin": null | base64 str}
 
 Each message is a 4-byte big-endian length and that many bytes of JSON. The
-parent builds the :class:`~boring_dispatch.types.RouteRequest` itself: the
+parent builds the :class:`~boring_dispatch.records.RouteRequest` itself: the
 caller is the route's terminal module, ``host`` is false, the level ceiling is
 the route's derived level, and the repository is the route's configuration.
 Nothing the child sends or holds in memory can change those. An unknown field
@@ -29,69 +29,52 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
-from typing import Final
+from typing import Final, TypeAlias
 
-from boring_dispatch._value import replace
-from boring_dispatch.errors import InternalFailure, InvalidRouteRequest, RouteError
-from boring_dispatch.types import ExecLimits, Route, RouteRequest
+from boring_dispatch._value import replace, value
+from boring_dispatch.errors import (
+    InternalFailure,
+    InvalidRouteRequest,
+    RouteError,
+    RuntimeMisconfigured,
+)
+from boring_dispatch.process.wire import MessageTooLarge, read_message, write_message
+from boring_dispatch.records import ExecLimits, ExecutionResult
 
-__all__ = ["Broker", "read_message", "write_message"]
+__all__ = ["Broker", "NestedCall", "NestedInvoke"]
 
-_HEADER_BYTES: Final = 4  # big-endian length
 _KEYS: Final = frozenset({"interface", "version", "positionals", "options", "stdin"})
 _JOIN_GRACE_S: Final = 10.0
 _OVERHEAD: Final = 1 << 20
 
 
-class MessageTooLarge(Exception):
-    """The announced length is over the cap: the stream is unusable after it."""
+@value
+class NestedCall:
+    """What a gateway may choose about a nested call: never the caller or the level."""
+
+    #: Export ID ``<module>.interface.<name>``.
+    interface: str
+    version: int
+    positionals: tuple[str, ...]
+    options: Mapping[str, object]
 
 
-def write_message(sock: socket.socket, payload: Mapping[str, object]) -> None:
-    """Send one length-prefixed JSON message."""
-    data = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
-    sock.sendall(len(data).to_bytes(_HEADER_BYTES, "big") + data)
+NestedInvoke: TypeAlias = Callable[[NestedCall, "bytes | None", ExecLimits], ExecutionResult]
+"""Decide and run one nested call for the running route: ``(call, stdin, limits) -> result``.
 
-
-def read_message(sock: socket.socket, cap: int) -> bytes | None:
-    """Receive one message body; ``None`` on a clean EOF before a header.
-
-    Raises:
-        MessageTooLarge: the announced length exceeds ``cap``.
-        OSError: the socket failed, or EOF came inside a message.
-    """
-    header = _read_exact(sock, _HEADER_BYTES, eof_ok=True)
-    if header is None:
-        return None
-    size = int.from_bytes(header, "big")
-    if size > cap:
-        raise MessageTooLarge
-    return _read_exact(sock, size, eof_ok=False) or b""
-
-
-def _read_exact(sock: socket.socket, size: int, *, eof_ok: bool) -> bytes | None:
-    chunks = bytearray()
-    while len(chunks) < size:
-        chunk = sock.recv(min(size - len(chunks), 1 << 16))
-        if not chunk:
-            if eof_ok and not chunks:
-                return None
-            raise ConnectionError("end of stream inside a message")
-        chunks += chunk
-    return bytes(chunks)
+Supplied by the table that launched the route; ``limits.timeout_s`` is the
+time the outer call has left.
+"""
 
 
 class Broker:
     """Serves the nested calls of one running gateway, in a thread, until it goes away."""
 
-    def __init__(
-        self, route: Route, limits: ExecLimits, trace_id: str | None, deadline: float
-    ) -> None:
-        self._route = route
+    def __init__(self, invoke: NestedInvoke | None, limits: ExecLimits, deadline: float) -> None:
+        self._invoke = invoke
         self._limits = limits
-        self._trace_id = trace_id
         self._deadline = deadline
         self._cap = limits.max_stdin_bytes * 4 // 3 + _OVERHEAD
         self._parent, self._child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -154,27 +137,16 @@ class Broker:
             return _error(InternalFailure("the nested-call broker failed"))
 
     def _call(self, body: bytes) -> dict[str, object]:
-        from boring_dispatch.blueprints.projection import projection_argv
-        from boring_dispatch.blueprints.repository import Repository
-
         interface, version, positionals, options, data = _parse(body)
-        route = self._route
-        request = RouteRequest(
-            caller=route.target_module_id,
-            target=interface,
-            version=version,
-            argv=projection_argv(positionals, options),
-            stdin=data is not None,
-            host=False,
-            max_level=route.security_level,
-        )
+        if self._invoke is None:
+            raise RuntimeMisconfigured("this launch accepts no nested calls")
         remaining = self._deadline - time.monotonic()
         if remaining <= 0:
             raise InvalidRouteRequest("no time left for a nested call")
-        limits = replace(self._limits, timeout_s=remaining)
-        result = Repository(route.config_path).invoke(
-            request, stdin=data, limits=limits, trace_id=self._trace_id
+        call = NestedCall(
+            interface=interface, version=version, positionals=tuple(positionals), options=options
         )
+        result = self._invoke(call, data, replace(self._limits, timeout_s=remaining))
         return result.to_json()
 
 

@@ -11,7 +11,7 @@ from typing import Final
 
 __all__ = ["LIMIT_KEYS", "OPTIONS", "RUNNER_MODULE", "SEPARATOR"]
 
-RUNNER_MODULE: Final = "boring_dispatch.process.runner"
+RUNNER_MODULE: Final = "boring_dispatch.process.child.runner"
 #: The runner's private options, in their fixed order.
 OPTIONS: Final = (
     "module-id",

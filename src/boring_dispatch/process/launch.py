@@ -1,6 +1,6 @@
 """Launch a gateway in a confined child process: argv, streaming (CLI) and capture (MCP, nested).
 
-Every launch is ``sys.executable -I -B -X utf8 -m boring_dispatch.process.runner``
+Every launch is ``sys.executable -I -B -X utf8 -m boring_dispatch.process.child.runner``
 with the runner's fixed options, ``--`` and the compiled command; never a
 shell, ``close_fds=True``, a new session (so a new process group whose id is
 the child's pid), no ``preexec_fn``, cwd = the terminal module root, the
@@ -53,12 +53,12 @@ from boring_dispatch.process._argv import (
     check_argv,
     child_argv,
 )
-from boring_dispatch.process._broker import Broker
+from boring_dispatch.process._broker import Broker, NestedCall, NestedInvoke
 from boring_dispatch.process._command import RUNNER_MODULE
 from boring_dispatch.process._groups import end_group
 from boring_dispatch.process._pump import Pump, drain, pump
 from boring_dispatch.process.env import child_environment
-from boring_dispatch.types import ExecLimits, ExecutionResult, Route
+from boring_dispatch.records import ExecLimits, ExecutionResult, Route
 
 __all__ = [
     "MAX_ARGV_BYTES",
@@ -66,6 +66,8 @@ __all__ = [
     "MAX_TOKEN_BYTES",
     "RUNNER_MODULE",
     "TIMEOUT_EXIT_CODE",
+    "NestedCall",
+    "NestedInvoke",
     "check_argv",
     "child_argv",
     "run_captured",
@@ -104,7 +106,7 @@ def _check_limits(route: Route, limits: ExecLimits, stdin: bytes | None) -> None
 
 def _in_gateway() -> bool:
     """Whether this process is itself a gateway (a runner bound its runtime context)."""
-    from boring_dispatch.gateway import runtime_context
+    from boring_dispatch.process.context import runtime_context
 
     return runtime_context() is not None
 
@@ -175,7 +177,12 @@ def _status(code: int | None, *, timed_out: bool = False, truncated: bool = Fals
 
 
 def run_streaming(
-    route: Route, *, stdin: bytes | None, limits: ExecLimits, trace_id: str | None
+    route: Route,
+    *,
+    stdin: bytes | None,
+    limits: ExecLimits,
+    trace_id: str | None,
+    nested: NestedInvoke | None = None,
 ) -> int:
     """Run the gateway with its stdout and stderr passed straight through (the CLI).
 
@@ -190,7 +197,7 @@ def run_streaming(
     """
     _check_limits(route, limits, stdin)
     child_argv(route, limits)  # refuse a bad command before anything is opened
-    broker = Broker(route, limits, trace_id, time.monotonic() + limits.timeout_s)
+    broker = Broker(nested, limits, time.monotonic() + limits.timeout_s)
     with span("dispatcher.process", trace_id, **_span_ids(route)) as timer, _closing(broker):
         proc = _spawn(route, limits, trace_id, broker, stdin=stdin is not None, capture=False)
         feeder = _feed_in_background(proc.stdin, stdin)
@@ -305,9 +312,18 @@ def _feed_in_background(pipe: IO[bytes] | None, data: bytes | None) -> threading
 
 
 def run_captured(
-    route: Route, *, stdin: bytes | None, limits: ExecLimits, trace_id: str | None
+    route: Route,
+    *,
+    stdin: bytes | None,
+    limits: ExecLimits,
+    trace_id: str | None,
+    nested: NestedInvoke | None = None,
 ) -> ExecutionResult:
     """Run the gateway capturing both streams (MCP, programmatic and nested calls).
+
+    ``nested`` decides the gateway's own nested calls (see
+    :class:`~boring_dispatch.process._broker.Broker`); it is supplied by the
+    table. Without it, every nested call the gateway makes is refused.
 
     Both pipes are drained concurrently (one selector loop, which also feeds
     stdin), each is capped at ``limits.max_output_bytes``; exceeding a cap or
@@ -322,7 +338,7 @@ def run_captured(
     _check_limits(route, limits, stdin)
     child_argv(route, limits)  # refuse a bad command before anything is opened
     began = time.monotonic()
-    broker = Broker(route, limits, trace_id, began + limits.timeout_s)
+    broker = Broker(nested, limits, began + limits.timeout_s)
     with span("dispatcher.process", trace_id, **_span_ids(route)) as timer, _closing(broker):
         proc = _spawn(route, limits, trace_id, broker, stdin=stdin is not None, capture=True)
         try:

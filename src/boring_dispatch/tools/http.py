@@ -41,7 +41,7 @@ from boring_dispatch.tools._transport import (
 from boring_dispatch.tools._urls import FetchError, Reason, parse_url, redirect_target
 
 if TYPE_CHECKING:
-    from boring_dispatch.table.python import Tool
+    from boring_dispatch.registry.registry import Tool
 
 __all__ = [
     "AllowEntry",
@@ -215,7 +215,7 @@ def http_get_tool(policy: HttpPolicy, *, description: str | None = None) -> Tool
     Returns:
         A :class:`boring_dispatch.Tool` to put in a :class:`boring_dispatch.Registry`.
     """
-    from boring_dispatch.table.python import Tool  # lazy: the table imports pydantic
+    from boring_dispatch.registry.registry import Tool  # lazy: the table imports pydantic
 
     def http_get(url: str) -> dict[str, object]:
         response = fetch(url, policy)

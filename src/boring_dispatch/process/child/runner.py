@@ -1,0 +1,391 @@
+"""The child side of a gateway call: ``python -I -m boring_dispatch.process.child.runner``.
+
+Command line (built only by :func:`boring_dispatch.process.launch.child_argv`)::
+
+    --module-id=ID --source-id=ID --interface-id=ID --module-root=ABS --repo-root=ABS
+    --config=ABS --module-roots=JSON --logical-package=PKG --logical-entrypoint=PKG.X
+    --limits=timeout=S,output=N,stdin=N,cpu=N|-,nofile=N|-,fsize=N|-,as=N|-
+    --gateway=REL.py --entry=Class --level=0|1|2|- --broker-fd=N|- -- COMMAND...
+
+Every option sits at a fixed position with its exact name; the token after
+them must be ``--``, and everything after it is the gateway's argv, never
+looked at by the runner. So no token of a caller's command can be read as a
+runner option.
+
+In order, the runner: checks it runs isolated (``-I``) in the module root;
+arms its own deadline (:mod:`~boring_dispatch.process.child._deadline`: the group
+ends at ``timeout`` plus a grace, or when the dispatcher dies); makes the
+broker descriptor non-inheritable; lowers rlimits (``RLIMIT_CORE`` to 0,
+plus the limits given); removes from ``sys.path`` every entry that equals,
+contains or lies inside the module root or a configured module root;
+installs the confined importer; imports the logical entrypoint; takes the
+class named ``--entry`` from the module's ``__dict__``; checks it subclasses
+:class:`~boring_dispatch.gateway.Interface` or
+:class:`~boring_dispatch.gateway.ArgvInterface`; binds the runtime context;
+instantiates the class with no arguments and runs it.
+
+Exit status: the return value of ``run`` (``None``/``True`` -> 0, ``False``
+-> 1, an int in 0..255 -> itself; anything else is a ``TypeError`` or
+``ValueError`` with a traceback and status 1). Runner misuse, a refused or
+missing gateway module, or a missing or wrong entry class: ``error: ...`` on
+stderr and status 2. An uncaught gateway exception: the usual traceback on
+the child's stderr and status 1.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import resource
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from boring_dispatch._value import value
+from boring_dispatch.observe.trace import TRACE_ID_ENV, span, valid_trace_id
+from boring_dispatch.process import context
+from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, SEPARATOR
+from boring_dispatch.process.child import _confined, _deadline
+from boring_dispatch.process.child import interface as gateway
+
+__all__ = [
+    "LIMIT_KEYS",
+    "OPTIONS",
+    "SEPARATOR",
+    "RunnerError",
+    "Spec",
+    "apply_rlimits",
+    "exit_code",
+    "main",
+    "parse_spec",
+    "scrub_sys_path",
+]
+
+#: The parent as first seen: the parent-death check compares against it.
+_PARENT_PID: Final = os.getppid()
+_RLIMITS: Final = {
+    "cpu": resource.RLIMIT_CPU,
+    "nofile": resource.RLIMIT_NOFILE,
+    "fsize": resource.RLIMIT_FSIZE,
+    "as": resource.RLIMIT_AS,
+}
+
+
+class RunnerError(Exception):
+    """Runner misuse or a refused gateway: reported as ``error: ...``, exit status 2."""
+
+
+@value
+class Spec:
+    """The parsed runner command line."""
+
+    module_id: str
+    source_id: str
+    interface_id: str
+    module_root: str
+    repo_root: str
+    config: str
+    module_roots: tuple[str, ...]
+    package: str
+    entrypoint: str
+    timeout_s: float
+    max_output_bytes: int
+    max_stdin_bytes: int
+    rlimits: tuple[tuple[str, int], ...]
+    gateway_path: str
+    entry: str
+    #: The route's derived security level: the ceiling of its nested calls (None: unknown).
+    level: int | None
+    #: The child's end of the parent's nested-call broker (None: nested calls are unavailable).
+    broker_fd: int | None
+    command: tuple[str, ...]
+
+
+def parse_spec(argv: Sequence[str]) -> Spec:
+    """Parse the runner's argv (without ``argv[0]``); the command is taken verbatim.
+
+    Raises:
+        RunnerError: an option is missing, misplaced or malformed, ``--`` is
+            missing, a path is relative, a name is not an identifier, or the
+            entrypoint is not the one derived from the gateway path.
+    """
+    count = len(OPTIONS)
+    if len(argv) <= count or argv[count] != SEPARATOR:
+        raise RunnerError("expected the runner options followed by --")
+    values: dict[str, str] = {}
+    for name, token in zip(OPTIONS, argv[:count], strict=True):
+        prefix = f"--{name}="
+        if not token.startswith(prefix):
+            raise RunnerError(f"expected --{name}=... at its position")
+        values[name] = token[len(prefix) :]
+    _check_values(values)
+    package = values["logical-package"]
+    timeout_s, max_output, max_stdin, rlimits = _parse_limits(values["limits"])
+    return Spec(
+        module_id=values["module-id"],
+        source_id=values["source-id"],
+        interface_id=values["interface-id"],
+        module_root=values["module-root"],
+        repo_root=values["repo-root"],
+        config=values["config"],
+        module_roots=_parse_roots(values["module-roots"]),
+        package=package,
+        entrypoint=values["logical-entrypoint"],
+        timeout_s=timeout_s,
+        max_output_bytes=max_output,
+        max_stdin_bytes=max_stdin,
+        rlimits=rlimits,
+        gateway_path=values["gateway"],
+        entry=values["entry"],
+        level=_parse_level(values["level"]),
+        broker_fd=_parse_fd(values["broker-fd"]),
+        command=tuple(argv[count + 1 :]),
+    )
+
+
+def _check_values(values: dict[str, str]) -> None:
+    for name in ("module-id", "source-id", "interface-id"):
+        if not values[name]:
+            raise RunnerError(f"--{name} is empty")
+    for name in ("module-root", "repo-root", "config"):
+        if not Path(values[name]).is_absolute():
+            raise RunnerError(f"--{name} must be an absolute path")
+    if not _identifier(values["logical-package"]):
+        raise RunnerError("--logical-package must be an identifier")
+    if not _identifier(values["entry"]):
+        raise RunnerError("--entry must be an identifier")
+    if values["logical-entrypoint"] != _entrypoint(values["logical-package"], values["gateway"]):
+        raise RunnerError("--logical-entrypoint does not match the gateway path")
+
+
+def _identifier(name: str) -> bool:
+    return name.isidentifier() and name.isascii()
+
+
+def _entrypoint(package: str, gateway_path: str) -> str:
+    parts = gateway_path.split("/")
+    if (
+        not gateway_path.endswith(".py")
+        or gateway_path.startswith("/")
+        or any(part in {"", ".", ".."} for part in parts)
+    ):
+        raise RunnerError("--gateway must be a relative path to a .py file")
+    names = [*parts[:-1], parts[-1].removesuffix(".py")]
+    if not all(_identifier(name) for name in names):
+        raise RunnerError("--gateway path parts must be identifiers")
+    if names[-1] == "__init__":
+        names.pop()
+    return ".".join([package, *names])
+
+
+def _parse_level(text: str) -> int | None:
+    if text == "-":
+        return None
+    if text not in {"0", "1", "2"}:
+        raise RunnerError("--level must be 0, 1, 2 or -")
+    return int(text)
+
+
+def _parse_fd(text: str) -> int | None:
+    if text == "-":
+        return None
+    if not (text.isascii() and text.isdigit() and len(text) <= 9) or int(text) < 3:
+        raise RunnerError("--broker-fd must be a descriptor number above 2 or -")
+    return int(text)
+
+
+def _parse_roots(text: str) -> tuple[str, ...]:
+    try:
+        roots = json.loads(text)
+    except ValueError as error:
+        raise RunnerError("--module-roots must be a JSON array") from error
+    if not isinstance(roots, list) or not all(
+        isinstance(root, str) and Path(root).is_absolute() for root in roots
+    ):
+        raise RunnerError("--module-roots must be a JSON array of absolute paths")
+    return tuple(roots)
+
+
+def _parse_limits(text: str) -> tuple[float, int, int, tuple[tuple[str, int], ...]]:
+    """``(timeout_s, max_output_bytes, max_stdin_bytes, ((rlimit name, value), ...))``."""
+    pairs = [item.partition("=") for item in text.split(",")]
+    if [key for key, _, _ in pairs] != list(LIMIT_KEYS):
+        raise RunnerError("--limits must list " + ",".join(LIMIT_KEYS))
+    raw = {key: value for key, _, value in pairs}
+    try:
+        timeout_s = float(raw["timeout"])
+        sizes = {key: int(value) for key, value in raw.items() if key != "timeout" and value != "-"}
+    except ValueError as error:
+        raise RunnerError("--limits values must be numbers") from error
+    if not (math.isfinite(timeout_s) and timeout_s > 0) or any(v < 0 for v in sizes.values()):
+        raise RunnerError("--limits value out of range")
+    if "output" not in sizes or "stdin" not in sizes:
+        raise RunnerError("--limits output and stdin are required")
+    rlimits = tuple((key, sizes[key]) for key in _RLIMITS if key in sizes)
+    return timeout_s, sizes["output"], sizes["stdin"], rlimits
+
+
+def apply_rlimits(rlimits: Sequence[tuple[str, int]]) -> None:
+    """Lower ``RLIMIT_CORE`` to 0 and each given limit; never raise a limit.
+
+    Raises:
+        RunnerError: the kernel refused a limit.
+    """
+    for resource_id, limit in ((resource.RLIMIT_CORE, 0), *_named(rlimits)):
+        _, hard = resource.getrlimit(resource_id)
+        target = limit if hard == resource.RLIM_INFINITY else min(limit, hard)
+        try:
+            resource.setrlimit(resource_id, (target, target))
+        except (OSError, ValueError) as error:
+            raise RunnerError("cannot set a resource limit") from error
+
+
+def _named(rlimits: Sequence[tuple[str, int]]) -> list[tuple[int, int]]:
+    return [(_RLIMITS[name], limit) for name, limit in rlimits]
+
+
+def scrub_sys_path(entries: Sequence[str], roots: Sequence[str]) -> list[str]:
+    """Drop entries that are empty or equal, contain or lie inside any of ``roots``.
+
+    Both sides are compared after resolving symlinks.
+    """
+    real_roots = [os.path.realpath(root) for root in roots]
+    kept: list[str] = []
+    for entry in entries:
+        if not entry:
+            continue
+        real = os.path.realpath(entry)
+        if any(os.path.commonpath([real, root]) in {real, root} for root in real_roots):
+            continue
+        kept.append(entry)
+    return kept
+
+
+def exit_code(value: object) -> int:
+    """Map a ``run`` return value to an exit status.
+
+    Raises:
+        TypeError: the value is not ``None``, a bool or an int.
+        ValueError: an int outside 0..255 (the OS would truncate 256 to 0).
+    """
+    if value is None or value is True:
+        return 0
+    if value is False:
+        return 1
+    if isinstance(value, int):
+        if 0 <= value <= 255:
+            return int(value)
+        raise ValueError("run() returned an exit status outside 0..255")
+    raise TypeError(f"run() returned {type(value).__name__}, expected int, bool or None")
+
+
+def _prepare(spec: Spec) -> _confined.ConfinedFinder:
+    """Everything that must hold before any gateway code runs."""
+    if not sys.flags.isolated:
+        raise RunnerError("the runner must run isolated (python -I)")
+    if os.path.realpath(spec.module_root) != os.path.realpath(os.getcwd()):  # noqa: PTH109
+        raise RunnerError("module root must equal the working directory")
+    # The child's own deadline, before any gateway code: it holds if the dispatcher dies.
+    _deadline.arm(spec.timeout_s, _PARENT_PID)
+    if spec.broker_fd is not None:
+        try:
+            # Processes the gateway starts never inherit the broker.
+            os.set_inheritable(spec.broker_fd, False)  # noqa: FBT003
+        except OSError as error:
+            raise RunnerError("--broker-fd is not an open descriptor") from error
+    apply_rlimits(spec.rlimits)
+    sys.dont_write_bytecode = True
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(encoding="utf-8", errors="strict")
+    # Without configured roots (an incomplete route), fall back to the whole repository.
+    roots = (spec.module_root, *(spec.module_roots or (spec.repo_root,)))
+    sys.path[:] = scrub_sys_path(sys.path, roots)
+    return _confined.install(spec.package, spec.module_root)
+
+
+def _load_entry(
+    spec: Spec, finder: _confined.ConfinedFinder
+) -> type[gateway.Interface | gateway.ArgvInterface]:
+    import importlib
+
+    try:
+        # The name is derived from the blueprint's gateway path, never from the caller.
+        entrypoint = spec.entrypoint
+        module = importlib.import_module(entrypoint)  # allowed: blueprint-derived entrypoint
+    except ImportError as error:
+        # Only the finder refusing the entrypoint (or a parent) is a refused gateway;
+        # an ImportError raised by gateway code is the gateway's own failure.
+        name = error.name or ""
+        on_path = spec.entrypoint == name or spec.entrypoint.startswith(name + ".")
+        if name in finder.refused and on_path:
+            raise RunnerError(f"gateway module refused: {error.msg}") from None
+        raise
+    candidate = vars(module).get(spec.entry)
+    if not isinstance(candidate, type):
+        raise RunnerError(f"class `{spec.entry}` not found in the gateway module")
+    is_parsed = issubclass(candidate, gateway.Interface)
+    is_raw = issubclass(candidate, gateway.ArgvInterface)
+    if is_parsed == is_raw:
+        raise RunnerError(
+            f"class `{spec.entry}` must subclass exactly one of Interface and ArgvInterface"
+        )
+    return candidate
+
+
+def _run(instance: gateway.Interface | gateway.ArgvInterface, command: Sequence[str]) -> int:
+    if isinstance(instance, gateway.Interface):
+        import argparse  # only parsed gateways need it
+
+        parser = instance.build_parser()
+        if not isinstance(parser, argparse.ArgumentParser):
+            raise TypeError("build_parser() must return an argparse.ArgumentParser")
+        return exit_code(instance.run(parser.parse_args(list(command))))
+    return exit_code(instance.run(list(command)))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one gateway as described in the module docstring; returns the exit status."""
+    try:
+        spec = parse_spec(sys.argv[1:] if argv is None else argv)
+        finder = _prepare(spec)
+    except RunnerError as error:
+        print(f"error: {error}", file=sys.stderr)  # noqa: T201 - the runner's own diagnostic
+        return 2
+    trace_id = os.environ.get(TRACE_ID_ENV)
+    trace_id = trace_id if valid_trace_id(trace_id) else None
+    context.bind_runtime_context(
+        context.RuntimeContext(
+            module_id=spec.module_id,
+            source_id=spec.source_id,
+            interface_id=spec.interface_id,
+            repository_root=Path(spec.repo_root),
+            config_path=Path(spec.config),
+            trace_id=trace_id,
+            deadline=time.monotonic() + spec.timeout_s,
+            max_output_bytes=spec.max_output_bytes,
+            max_stdin_bytes=spec.max_stdin_bytes,
+            level=spec.level,
+            broker_fd=spec.broker_fd,
+        )
+    )
+    with span(
+        "gateway.interface", trace_id, interface_id=spec.interface_id, module_id=spec.module_id
+    ) as timer:
+        try:
+            entry_class = _load_entry(spec, finder)
+        except RunnerError as error:
+            timer.status = "runner_error"
+            print(f"error: {error}", file=sys.stderr)  # noqa: T201
+            return 2
+        sys.argv = [str(Path(spec.module_root, spec.gateway_path)), *spec.command]
+        code = _run(entry_class(), spec.command)
+        timer.status = "ok" if code == 0 else "exit_nonzero"
+        return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

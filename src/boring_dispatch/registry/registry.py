@@ -1,0 +1,270 @@
+"""The Python table: a dict you typed, frozen into a reviewable allowlist.
+
+::
+
+    SUPPORT = Registry({
+        "get_job": Tool(get_job, description="Look up one job by id."),
+        "finish": Tool(finish, description="End the session with an answer."),
+    }, name="support")
+
+    SUPPORT.names()                            # ('finish', 'get_job')
+    SUPPORT.dispatch("get_job", {"job_id": 7})  # -> Observation
+
+A :class:`Registry` checks everything it can when it is built (names,
+descriptions, schemas) and cannot change afterwards: there is no
+``register()``, no item assignment, no discovery, and :meth:`Registry.restrict`
+only shrinks. Surfaces share handlers, never tables.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import KW_ONLY, dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final, Literal, NoReturn, final
+
+from boring_dispatch.errors import RegistryInvalid, UnknownTool
+from boring_dispatch.observe.audit import AuditSink
+from boring_dispatch.records import AUDIENCES
+from boring_dispatch.registry import pipeline
+from boring_dispatch.registry.schema import build_schema
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from boring_dispatch.observation import Observation
+
+__all__ = ["Audience", "Registry", "SchemaStyle", "Tool"]
+
+#: Who a tool's result text is meant for, when a surface (MCP) shows text content.
+Audience = Literal["machine", "human", "both"]
+#: The prompt tool-list formats of :meth:`Registry.tool_schemas`.
+SchemaStyle = Literal["openai", "anthropic", "mcp"]
+
+_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_MAX_DESCRIPTION: Final = 4096
+# Control, format (zero-width, bidi, tag characters), surrogate and private-use characters.
+_HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co"})
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One row of a table: the handler (implementation) plus what makes it a tool.
+
+    Args:
+        handler: the function to call with keyword arguments.
+        description: what the model reads; required, plain text.
+        args: an explicit pydantic model (strict, ``extra="forbid"``) instead
+            of the schema derived from the handler's signature.
+        enabled: policy bit; a disabled tool is left out of the built table
+            and is indistinguishable from an unknown one.
+        audience: who the result text is for (``machine``, ``human`` or
+            ``both``) when a surface shows text content, as the MCP server
+            does. Defaults to ``both``: a table tool's result is usually meant
+            for the model and fine to preview.
+        confirm: policy bit; every call is ``denied`` (handler not called)
+            unless the client passes ``dispatch(..., confirmed=True)``, for
+            example after a person approved it. Nothing the model writes can
+            confirm: ``dispatch_json``, replay and MCP never do.
+    """
+
+    handler: Callable[..., object]
+    _: KW_ONLY
+    description: str
+    args: type[BaseModel] | None = None
+    enabled: bool = True
+    audience: Audience = "both"
+    confirm: bool = False
+
+
+@final
+class Registry:
+    """A frozen allowlist of tools and the one entry point that calls them.
+
+    Args:
+        tools: name -> :class:`Tool`. Copied at construction; later changes
+            to the mapping change nothing.
+        name: the surface name (``support``, ``billing``) written in audit lines.
+        limits: request, depth, observation and message caps.
+        sinks: audit sinks, each told about every call. None by default.
+
+    Raises:
+        RegistryInvalid: a name does not match ``[A-Za-z0-9_.-]{1,64}``, a
+            value is not a :class:`Tool`, a description is missing, too long or
+            holds control/invisible characters, an audience is unknown, a
+            schema does not build, or a sink has no ``record`` method.
+    """
+
+    __slots__ = ("_names", "_table", "_tools")
+    _table: pipeline.Table
+    _tools: Mapping[str, Tool]
+    _names: tuple[str, ...]
+
+    def __init__(
+        self,
+        tools: Mapping[str, Tool],
+        *,
+        name: str = "default",
+        limits: pipeline.TableLimits | None = None,
+        sinks: Iterable[AuditSink] = (),
+    ) -> None:
+        if not isinstance(tools, Mapping):
+            raise RegistryInvalid("a Registry is built from a mapping of name -> Tool")
+        snapshot = dict(tools)
+        _check_name("surface", name)
+        entries: dict[str, pipeline.Entry] = {}
+        kept: dict[str, Tool] = {}
+        for tool_name, tool in snapshot.items():
+            _check_name("tool", tool_name)
+            _check_tool(tool_name, tool)
+            schema = build_schema(tool_name, tool.handler, tool.args)
+            if tool.enabled:
+                entries[tool_name] = pipeline.Entry(tool.handler, schema, tool.confirm is True)
+                kept[tool_name] = tool
+        chosen = tuple(sinks)
+        for sink in chosen:
+            if not isinstance(sink, AuditSink):
+                raise RegistryInvalid(f"sink {type(sink).__name__} has no record(event) method")
+        table = pipeline.Table(
+            name, MappingProxyType(entries), limits or pipeline.TableLimits(), chosen
+        )
+        self._init(table, MappingProxyType(kept))
+
+    def _init(self, table: pipeline.Table, tools: Mapping[str, Tool]) -> None:
+        object.__setattr__(self, "_table", table)
+        object.__setattr__(self, "_tools", tools)
+        object.__setattr__(self, "_names", tuple(sorted(tools)))
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError("a Registry is read-only")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError("a Registry is read-only")
+
+    def __repr__(self) -> str:
+        return f"Registry(name={self._table.surface!r}, names={self._names!r})"
+
+    @property
+    def name(self) -> str:
+        """The surface name written in audit lines."""
+        return self._table.surface
+
+    @property
+    def limits(self) -> pipeline.TableLimits:
+        """The caps this table applies."""
+        return self._table.limits
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """The enabled tools by name (a read-only view)."""
+        return self._tools
+
+    def names(self) -> tuple[str, ...]:
+        """The bound names, sorted: the allowlist as data (compare it to a golden file)."""
+        return self._names
+
+    def dispatch(
+        self, name: str, args: Mapping[str, object] | None = None, *, confirmed: bool = False
+    ) -> Observation:
+        """Call one tool through the pipeline; ``None`` args mean ``{}``.
+
+        Never raises for a bad name or bad arguments: every outcome, including
+        an exception in the handler, is an :class:`Observation`. ``confirmed``
+        is the client's approval of this one call, for tools built with
+        ``confirm=True`` (otherwise they are ``denied``).
+        """
+        return pipeline.dispatch(
+            self._table, name, {} if args is None else args, confirmed=confirmed
+        )
+
+    def dispatch_json(self, text: str | bytes) -> Observation:
+        """Parse ``{"name": ..., "args": {...}}`` strictly, then dispatch it.
+
+        Refusals (``invalid_request``) are listed in
+        :func:`boring_dispatch.registry.pipeline.dispatch_json`.
+        """
+        return pipeline.dispatch_json(self._table, text)
+
+    def restrict(self, names: Iterable[str]) -> Registry:
+        """A table with only ``names``: the session policy, which can only shrink.
+
+        Raises:
+            UnknownTool: a name the table does not have (never a silent grow).
+            TypeError: ``names`` is a single string rather than a collection.
+        """
+        if isinstance(names, str | bytes):
+            raise TypeError("restrict() takes a collection of names, not one string")
+        wanted = set()
+        for wanted_name in names:
+            if type(wanted_name) is not str or wanted_name not in self._tools:
+                raise UnknownTool(f"restrict(): no tool named {wanted_name!r} in this table")
+            wanted.add(wanted_name)
+        table = self._table
+        entries = {n: e for n, e in table.entries.items() if n in wanted}
+        smaller = pipeline.Table(
+            table.surface, MappingProxyType(entries), table.limits, table.sinks
+        )
+        registry: Registry = object.__new__(Registry)
+        registry._init(smaller, MappingProxyType({n: self._tools[n] for n in entries}))
+        return registry
+
+    def tool_schemas(self, style: SchemaStyle) -> list[dict[str, object]]:
+        """The prompt tool list, from the same table the dispatcher uses (fresh copies).
+
+        ``openai``: ``{"type": "function", "function": {"name", "description",
+        "parameters"}}`` (Chat Completions); ``anthropic``: ``{"name",
+        "description", "input_schema"}``; ``mcp``: ``{"name", "description",
+        "inputSchema"}``.
+
+        Raises:
+            ValueError: an unknown style.
+        """
+        if style not in ("openai", "anthropic", "mcp"):
+            raise ValueError(f"unknown schema style {style!r}")
+        listed: list[dict[str, object]] = []
+        for tool_name in self._names:
+            description = self._tools[tool_name].description
+            schema = copy.deepcopy(dict(self._table.entries[tool_name].schema.json_schema))
+            if style == "openai":
+                function = {"name": tool_name, "description": description, "parameters": schema}
+                listed.append({"type": "function", "function": function})
+            elif style == "anthropic":
+                listed.append(
+                    {"name": tool_name, "description": description, "input_schema": schema}
+                )
+            else:
+                listed.append(
+                    {"name": tool_name, "description": description, "inputSchema": schema}
+                )
+        return listed
+
+
+def _check_name(kind: str, name: object) -> None:
+    if type(name) is not str or _NAME.fullmatch(name) is None:
+        raise RegistryInvalid(f"{kind} name {name!r} must match [A-Za-z0-9_.-]{{1,64}}")
+
+
+def _check_tool(tool_name: str, tool: object) -> None:
+    if not isinstance(tool, Tool):
+        raise RegistryInvalid(f"tool {tool_name!r} must be a Tool(handler, description=...)")
+    if not callable(tool.handler):
+        raise RegistryInvalid(f"tool {tool_name!r}: the handler is not callable")
+    if tool.audience not in AUDIENCES:
+        raise RegistryInvalid(f"tool {tool_name!r}: audience must be one of {AUDIENCES}")
+    _check_description(tool_name, tool.description)
+
+
+def _check_description(tool_name: str, description: object) -> None:
+    if not isinstance(description, str) or not description.strip():
+        raise RegistryInvalid(f"tool {tool_name!r} needs a description")
+    if len(description) > _MAX_DESCRIPTION:
+        raise RegistryInvalid(f"tool {tool_name!r}: description over {_MAX_DESCRIPTION} characters")
+    for char in description:
+        if char not in "\n\t" and unicodedata.category(char) in _HIDDEN_CATEGORIES:
+            raise RegistryInvalid(
+                f"tool {tool_name!r}: description holds a hidden character U+{ord(char):04X}"
+            )

@@ -1,0 +1,117 @@
+"""Replay: a trace is a list of calls, and replaying it is a for-loop over dispatch.
+
+A trace is JSON lines of ``{"name": ..., "args": {...}}``, optionally with the
+recorded ``"observation"`` (what :class:`~boring_dispatch.observe.audit.TraceRecorder`
+writes). Each line goes through the same strict request parser and the same
+:meth:`Registry.dispatch <boring_dispatch.registry.registry.Registry.dispatch>` as a
+live call, against whatever world the registry's handlers see (a fixture
+world, in tests). Nothing here re-calls a model.
+
+Differences are judged on the JSON envelopes, with ``correlation_id`` left out
+(it is fresh on every run). A line that is not a valid call yields an
+``invalid_request`` observation, counts as a difference (a corrupt trace must
+not pass), and replay goes on. Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, final
+
+from boring_dispatch.errors import InvalidRequest
+from boring_dispatch.observation import Observation
+from boring_dispatch.registry.pipeline import parse_request
+
+if TYPE_CHECKING:
+    from boring_dispatch.registry.registry import Registry
+
+__all__ = ["ReplayLine", "ReplayReport", "comparable", "replay", "replay_lines"]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ReplayLine:
+    """The outcome of one trace line."""
+
+    #: 1-based line number in the trace.
+    line_number: int
+    #: The requested tool name; ``None`` for a malformed line.
+    name: str | None
+    #: The JSON envelope the call produced now.
+    observation: dict[str, object]
+    #: The recorded envelope, if the line carried one.
+    recorded: dict[str, object] | None
+    #: The line was not a valid call (its observation is ``invalid_request``).
+    malformed: bool
+
+    @property
+    def differs(self) -> bool:
+        """Malformed, or recorded and not equal (``correlation_id`` ignored)."""
+        if self.malformed:
+            return True
+        if self.recorded is None:
+            return False
+        return comparable(self.observation) != comparable(self.recorded)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ReplayReport:
+    """All lines of one replay."""
+
+    lines: tuple[ReplayLine, ...]
+
+    @property
+    def differences(self) -> tuple[ReplayLine, ...]:
+        """The lines that differ (malformed lines included)."""
+        return tuple(line for line in self.lines if line.differs)
+
+    @property
+    def ok(self) -> bool:
+        """True when no line differs."""
+        return not self.differences
+
+
+def replay_lines(registry: Registry, lines: Iterable[str | bytes]) -> Iterator[ReplayLine]:
+    """Replay trace lines one by one (lazily: a CLI can print as it goes)."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            request = parse_request(line, registry.limits, recorded=True)
+        except InvalidRequest as error:
+            refused = Observation.from_error(error).to_json()
+            yield ReplayLine(number, None, _as_json(refused), None, malformed=True)
+            continue
+        observation = registry.dispatch(request.name, request.args)
+        envelope = _as_json(observation.to_json())
+        yield ReplayLine(number, request.name, envelope, request.observation, malformed=False)
+
+
+def replay(registry: Registry, trace: str | Path) -> ReplayReport:
+    """Replay the trace file at ``trace`` (UTF-8 JSON lines) and collect the results.
+
+    Raises:
+        OSError: the file cannot be read.
+        UnicodeDecodeError: the file is not UTF-8.
+    """
+    text = Path(trace).read_text(encoding="utf-8")
+    return ReplayReport(tuple(replay_lines(registry, text.splitlines())))
+
+
+def comparable(envelope: dict[str, object]) -> dict[str, object]:
+    """An envelope as replay compares it: JSON-normalized, without ``correlation_id``."""
+    normal = _as_json(envelope)
+    error = normal.get("error")
+    if isinstance(error, dict):
+        normal["error"] = {k: v for k, v in error.items() if k != "correlation_id"}
+    return normal
+
+
+def _as_json(envelope: dict[str, object]) -> dict[str, object]:
+    # A round trip turns tuples into lists and int keys into strings, as a recording does.
+    normal: dict[str, object] = json.loads(json.dumps(envelope, allow_nan=False))
+    return normal

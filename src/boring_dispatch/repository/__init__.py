@@ -1,0 +1,1 @@
+"""The blueprint repository: resolve -> authorize -> bind, over one ``officina.toml``."""

@@ -1,0 +1,1 @@
+"""The bind stage: a request's argv and stdin checked against the declared process binding."""

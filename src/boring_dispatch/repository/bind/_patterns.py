@@ -1,0 +1,255 @@
+"""Pattern mode: match the caller's argv against authored patterns (BLUEPRINTS-V6 6.2).
+
+The argv is never rewritten: a match only decides whether it may pass, and
+under which pattern name. Every pattern is parsed completely before anything
+is matched (a malformed pattern anywhere refuses the binding, even one that
+would not be reached), then each pattern tokenises the argv with its own
+value-taking flags. A tokenising error in any pattern refuses the whole
+invocation (upstream behaviour, A9). Exactly one pattern must match.
+
+Deliberate differences from upstream (ARCHITECTURE 3.4): no token has a
+special meaning (``--route-smoke`` is matched like any other token); unknown
+pattern keys, non-boolean ``allow_stdin``, positional indexes that are not
+plain digits and invalid flag names are refused instead of ignored; an
+invalid or unsafe regex is a refusal, never a traceback (see ``_regex``);
+positional values longer than 4096 characters never match a positional
+pattern (the cap upstream applies to flag values).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from boring_dispatch._value import value
+from boring_dispatch.repository._regex import (
+    MAX_PATTERN_LENGTH,
+    MAX_SUBJECT_LENGTH,
+    PatternRefusedError,
+    compile_pattern,
+)
+from boring_dispatch.repository._shapes import (
+    FLAG_NAME,
+    BindingRefusedError,
+    is_int,
+    optional_bool,
+    shown_flag,
+    string_list,
+)
+
+__all__ = ["match_patterns"]
+
+_PATTERN_KEYS: Final = frozenset(
+    {
+        "name",
+        "min_positionals",
+        "max_positionals",
+        "allow_extra_positionals",
+        "allow_stdin",
+        "positional_patterns",
+        "flag_patterns",
+        "required_flags",
+        "allowed_flags",
+        "forbidden_flags",
+        "notes",
+    }
+)
+_INDEX: Final = re.compile(r"[0-9]+", re.ASCII)
+
+
+@value
+class _Pattern:
+    """One parsed pattern. A ``None`` regex is over-long and never matches."""
+
+    name: str
+    min_positionals: int
+    max_positionals: int | None
+    allow_extra: bool
+    allow_stdin: bool
+    positional: tuple[tuple[int, re.Pattern[str] | None], ...]
+    value_flags: Mapping[str, re.Pattern[str] | None]
+    required: frozenset[str]
+    forbidden: frozenset[str]
+    allowed: frozenset[str] | None
+    declared: frozenset[str]
+
+
+@value
+class _Tokens:
+    flags: Mapping[str, str | None]
+    positionals: tuple[str, ...]
+
+
+def match_patterns(binding: Mapping[str, object], argv: Sequence[str], stdin: bool) -> str:
+    """The name of the one pattern that accepts ``argv`` (and the stdin request).
+
+    Raises:
+        BindingRefusedError: malformed patterns, explicit bindings mixed in, a
+            tokenising error in any pattern, no match, or several matches.
+    """
+    for key, empty in (("arguments", {}), ("fixed", [])):
+        if key in binding and binding[key] != empty:
+            raise BindingRefusedError("authored patterns cannot mix with explicit bindings")
+    raw = binding.get("patterns")
+    if not isinstance(raw, list) or not raw:
+        raise BindingRefusedError("process binding must have at least one pattern")
+    patterns = [_parse(index, item) for index, item in enumerate(raw)]
+    tokenised = [_tokenise(argv, pattern) for pattern in patterns]
+    matched = [p.name for p, t in zip(patterns, tokenised, strict=True) if _matches(p, t, stdin)]
+    if not matched:
+        raise BindingRefusedError("invocation does not match any declared pattern")
+    if len(matched) > 1:
+        raise BindingRefusedError("invocation matches multiple patterns; ambiguous")
+    return matched[0]
+
+
+def _parse(index: int, raw: object) -> _Pattern:
+    where = f"pattern {index}"
+    if not isinstance(raw, Mapping):
+        raise BindingRefusedError(f"{where} must be a mapping")
+    unknown = [key for key in raw if key not in _PATTERN_KEYS]
+    if unknown:
+        raise BindingRefusedError(f"{where} has an unknown key")
+    name = raw.get("name", f"pattern_{index}")
+    if not isinstance(name, str) or not name:
+        raise BindingRefusedError(f"{where}: name must be a non-empty string")
+    minimum = raw.get("min_positionals", 0)
+    if not is_int(minimum) or minimum < 0:
+        raise BindingRefusedError(f"{where}: min_positionals must be an integer >= 0")
+    maximum = raw.get("max_positionals")
+    if "max_positionals" in raw and (not is_int(maximum) or maximum < minimum):
+        raise BindingRefusedError(f"{where}: max_positionals must be an integer >= the minimum")
+    value_flags = _flag_patterns(raw.get("flag_patterns", {}), where)
+    required = frozenset(string_list(raw.get("required_flags", []), where, flags=True))
+    forbidden = frozenset(string_list(raw.get("forbidden_flags", []), where, flags=True))
+    allowed = None
+    if "allowed_flags" in raw:  # present, even as [], restricts
+        allowed = frozenset(string_list(raw["allowed_flags"], where, flags=True))
+    return _Pattern(
+        name=name,
+        min_positionals=minimum,
+        max_positionals=maximum,
+        allow_extra=optional_bool(raw, "allow_extra_positionals", where),
+        allow_stdin=optional_bool(raw, "allow_stdin", where),
+        positional=_positional_patterns(raw.get("positional_patterns", {}), where),
+        value_flags=value_flags,
+        required=required,
+        forbidden=forbidden,
+        allowed=allowed,
+        declared=frozenset(value_flags) | required | forbidden | (allowed or frozenset()),
+    )
+
+
+def _positional_patterns(raw: object, where: str) -> tuple[tuple[int, re.Pattern[str] | None], ...]:
+    if not isinstance(raw, Mapping):
+        raise BindingRefusedError(f"{where}: positional_patterns must be a mapping")
+    out: list[tuple[int, re.Pattern[str] | None]] = []
+    for key, text in raw.items():
+        if is_int(key) and key >= 0:
+            index = key
+        elif isinstance(key, str) and _INDEX.fullmatch(key) and len(key) <= 9:
+            index = int(key)
+        else:
+            raise BindingRefusedError(f"{where}: positional_patterns keys must be indexes")
+        out.append((index, _regex(text, f"{where}: positional pattern {index}")))
+    return tuple(out)
+
+
+def _flag_patterns(raw: object, where: str) -> dict[str, re.Pattern[str] | None]:
+    if not isinstance(raw, Mapping):
+        raise BindingRefusedError(f"{where}: flag_patterns must be a mapping")
+    out: dict[str, re.Pattern[str] | None] = {}
+    for flag, text in raw.items():
+        if not isinstance(flag, str) or FLAG_NAME.fullmatch(flag) is None:
+            raise BindingRefusedError(f"{where}: flag_patterns holds an invalid flag name")
+        out[flag] = _regex(text, f"{where}: flag pattern {flag}")
+    return out
+
+
+def _regex(text: object, what: str) -> re.Pattern[str] | None:
+    if not isinstance(text, str):
+        raise BindingRefusedError(f"{what} must be a string")
+    if len(text) > MAX_PATTERN_LENGTH:
+        return None  # upstream: a value checked against an over-long pattern never matches
+    try:
+        return compile_pattern(text)
+    except PatternRefusedError as refused:
+        raise BindingRefusedError(f"{what}: {refused}") from None
+
+
+def _tokenise(argv: Sequence[str], pattern: _Pattern) -> _Tokens:
+    """Split ``argv`` into flags and positionals with this pattern's value flags."""
+    flags: dict[str, str | None] = {}
+    positionals: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            positionals.extend(argv[i:])
+            break
+        if not arg.startswith("-") or arg == "-":
+            positionals.append(arg)
+            continue
+        name, has_inline, inline = arg.partition("=")
+        shown = shown_flag(name, pattern.declared)
+        if name in flags:
+            raise BindingRefusedError(f"duplicate flag {shown}")
+        if name not in pattern.value_flags:
+            if has_inline:
+                raise BindingRefusedError(f"switch {shown} does not take a value")
+            flags[name] = None
+        elif has_inline and inline:
+            flags[name] = inline
+        elif not has_inline and i < len(argv) and _is_value(argv[i]):
+            flags[name] = argv[i]
+            i += 1
+        else:
+            raise BindingRefusedError(f"flag {shown} requires a value")
+    return _Tokens(flags=flags, positionals=tuple(positionals))
+
+
+def _is_value(arg: str) -> bool:
+    """What may follow a value flag: not ``--``, no leading ``-`` (a lone ``-`` is fine)."""
+    return arg == "-" or not arg.startswith("-")
+
+
+def _matches(pattern: _Pattern, tokens: _Tokens, stdin: bool) -> bool:
+    return (
+        (pattern.allow_stdin or not stdin)
+        and _count_fits(pattern, len(tokens.positionals))
+        and _flag_sets_fit(pattern, set(tokens.flags))
+        and all(
+            index < len(tokens.positionals)
+            and _accepts(regex, tokens.positionals[index], full=False)
+            for index, regex in pattern.positional
+        )
+        and all(
+            _accepts(regex, value, full=True)
+            for flag, regex in pattern.value_flags.items()
+            if (value := tokens.flags.get(flag)) is not None
+        )
+    )
+
+
+def _flag_sets_fit(pattern: _Pattern, provided: set[str]) -> bool:
+    if not pattern.required <= provided or pattern.forbidden & provided:
+        return False
+    return pattern.allowed is None or provided <= pattern.allowed
+
+
+def _count_fits(pattern: _Pattern, count: int) -> bool:
+    if count < pattern.min_positionals:
+        return False
+    if pattern.max_positionals is not None:
+        return count <= pattern.max_positionals
+    return pattern.allow_extra or count == pattern.min_positionals
+
+
+def _accepts(regex: re.Pattern[str] | None, value: str, *, full: bool) -> bool:
+    """Positional patterns anchor at the start only (``re.match``); flag patterns match fully."""
+    if regex is None or len(value) > MAX_SUBJECT_LENGTH:
+        return False
+    found = regex.fullmatch(value) if full else regex.match(value)
+    return found is not None

@@ -1,0 +1,243 @@
+"""Bind: compile a source interface's process binding against the caller's argv.
+
+:func:`compile_binding` implements BLUEPRINTS-V6 sections 6.1-6.4 and
+:func:`python_target` section 6.5. Both are pure functions over the parsed
+blueprint; every refusal is :class:`~boring_dispatch.errors.ResolutionFailed`,
+never a traceback.
+
+Before anything else the caller's argv is checked as data: a list of strings,
+at most :data:`MAX_ARGV_TOKENS` tokens, each valid UTF-8 (no lone
+surrogates), without NUL, at most :data:`MAX_TOKEN_BYTES` bytes, and
+:data:`MAX_ARGV_BYTES` bytes in all. The compiled command is checked the same
+way, so blueprint-supplied prefixes and defaults obey the same caps.
+
+No argv token has a special meaning (ARCHITECTURE 3.4): upstream's
+``--route-smoke`` shortcut does not exist here.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from boring_dispatch._limits import MAX_ARGV_BYTES, MAX_ARGV_TOKENS, MAX_TOKEN_BYTES, argv_problem
+from boring_dispatch.errors import ResolutionFailed
+from boring_dispatch.records import CompiledBinding, ModuleRecord, PythonTarget, SourceRecord
+from boring_dispatch.repository import ids
+from boring_dispatch.repository._shapes import BindingRefusedError, one_of, string_list
+from boring_dispatch.repository.bind._argtypes import SECRET_SENSITIVITIES, is_secret
+from boring_dispatch.repository.bind._patterns import match_patterns
+
+__all__ = [
+    "MAX_ARGV_BYTES",
+    "MAX_ARGV_TOKENS",
+    "MAX_TOKEN_BYTES",
+    "compile_binding",
+    "python_target",
+    "secret_arguments",
+]
+
+
+_BINDING_KEYS: Final = frozenset(
+    {
+        "kind",
+        "entry",
+        "args_prefix",
+        "patterns",
+        "arguments",
+        "fixed",
+        "outputs",
+        "outcomes",
+        "cancellation",
+        "stop",
+    }
+)
+_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
+
+
+def compile_binding(
+    interface: Mapping[str, object],
+    *,
+    interface_id: str,
+    argv: Sequence[str],
+    stdin: bool,
+) -> CompiledBinding:
+    """Compile the process binding of one source interface.
+
+    Pattern mode (``patterns`` present) passes the caller's argv through
+    unchanged after exactly one pattern accepted it; argument mode builds a
+    typed, deterministically ordered argv. Either way the command starts with
+    ``args_prefix``.
+
+    Args:
+        interface: the source interface mapping (with ``process_binding``).
+        interface_id: the requested export ID, used in messages only.
+        argv: the caller's gateway arguments.
+        stdin: whether the caller asks to send stdin.
+
+    Returns:
+        The command (``args_prefix`` + compiled arguments), the matched pattern
+        name (``""`` in argument mode), the stdin decision and the entry.
+
+    Raises:
+        ResolutionFailed: ``cannot compile <id>: <reason>``. Refused: an argv
+            that is not a list of strings or breaks the token caps, NUL bytes,
+            lone surrogates, a ``stdin`` that is not a bool, an interface that
+            is not process-bindable, unknown binding keys, any malformed
+            pattern, layout or type (including invalid or unsafe regexes), no
+            or several matching patterns, a value of the wrong type, a
+            secret argument not bound as stdin.
+    """
+    try:
+        return _compile(interface, argv, stdin)
+    except BindingRefusedError as refusal:
+        raise _failure(f"cannot compile {_shown(interface_id)}: {refusal}", interface_id) from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError):
+        # A safety net only: the property tests drive _compile directly to keep it unused.
+        message = f"cannot compile {_shown(interface_id)}: malformed process binding"
+        raise _failure(message, interface_id) from None
+
+
+def _compile(interface: object, argv: object, stdin: object) -> CompiledBinding:
+    caller_argv = _checked_argv(argv, "argv")
+    if not isinstance(stdin, bool):
+        raise BindingRefusedError("stdin must be a boolean")
+    if not isinstance(interface, Mapping):
+        raise BindingRefusedError("interface must be a mapping")
+    binding = interface.get("process_binding")
+    if not isinstance(binding, Mapping) or binding.get("kind") != "process":
+        raise BindingRefusedError("interface is not process-bindable")
+    if any(key not in _BINDING_KEYS for key in binding):
+        raise BindingRefusedError("process binding has an unknown key")
+    entry = binding.get("entry")
+    if not isinstance(entry, str) or not entry:
+        raise BindingRefusedError("entry must be a non-empty string")
+    prefix = string_list(binding.get("args_prefix", []), "args_prefix")
+    if "patterns" in binding:
+        pattern = match_patterns(binding, caller_argv, stdin)
+        _refuse_secret_flags(interface, caller_argv)
+        tokens, decision = list(caller_argv), stdin
+    else:
+        pattern = ""
+        # Imported here: argument mode (typed bindings) is rare; pattern mode never needs it.
+        from boring_dispatch.repository.bind._arguments import compile_arguments
+
+        tokens, decision = compile_arguments(binding, interface, caller_argv, stdin)
+    command = _checked_argv([*prefix, *tokens], "compiled command")
+    return CompiledBinding(command=command, pattern=pattern, stdin=decision, entry=entry)
+
+
+def _refuse_secret_flags(interface: Mapping[str, object], argv: tuple[str, ...]) -> None:
+    """Pattern mode: a secret or credential argument may not appear as ``--<id>`` in argv.
+
+    Argv is visible in ``/proc/<pid>/cmdline``, so secrets only ever travel on stdin.
+    Pattern-mode contracts name arguments by ID; the flag spelling ``--<id>`` is the
+    convention every corpus interface follows. A secret passed positionally cannot be
+    recognised here: declare such interfaces in argument mode with a stdin binding.
+    """
+    secrets = {f"--{arg_id}" for arg_id in secret_arguments(interface)}
+    if not secrets:
+        return
+    for token in argv:
+        if token == "--":  # noqa: S105 - the end-of-options marker, not a password
+            return
+        if token.partition("=")[0] in secrets:
+            flag = token.partition("=")[0]
+            raise BindingRefusedError(f"secret argument {flag} must travel on stdin, not argv")
+
+
+def _checked_argv(argv: object, what: str) -> tuple[str, ...]:
+    if not isinstance(argv, list | tuple):
+        raise BindingRefusedError(f"{what} must be a list of strings")
+    problem = argv_problem(argv, what)
+    if problem is not None:
+        raise BindingRefusedError(problem)
+    return tuple(argv)
+
+
+def secret_arguments(interface: Mapping[str, object]) -> tuple[str, ...]:
+    """IDs of ``contract.arguments`` that are ``secret`` or ``credential``, sorted.
+
+    An argument counts when its own ``sensitivity`` or any nested type
+    sensitivity (``type``, ``element_type``, ``content_type``, ``entry_type``)
+    is secret. Used for redaction, so it never raises: malformed parts are
+    skipped. In argument mode :func:`compile_binding` guarantees these
+    arguments are bound as stdin; in pattern mode it refuses their ``--<id>``
+    flags in argv.
+    """
+    contract = interface.get("contract") if isinstance(interface, Mapping) else None
+    arguments = contract.get("arguments") if isinstance(contract, Mapping) else None
+    if not isinstance(arguments, Mapping):
+        return ()
+    found = [
+        arg_id
+        for arg_id, body in arguments.items()
+        if isinstance(arg_id, str)
+        and isinstance(body, Mapping)
+        and (one_of(body.get("sensitivity"), SECRET_SENSITIVITIES) or is_secret(body.get("type")))
+    ]
+    return tuple(sorted(found))
+
+
+def python_target(module: ModuleRecord, source: SourceRecord, entry: str) -> PythonTarget:
+    """How the runner finds the gateway class (BLUEPRINTS-V6 6.5).
+
+    ``logical_package`` is :func:`ids.logical_package` of the terminal module;
+    ``logical_entrypoint`` adds the gateway's dotted path without ``.py``
+    (``__init__.py`` maps to its package: ``__init__.py`` -> ``<pkg>``,
+    ``a/__init__.py`` -> ``<pkg>.a``, ``a/b.py`` -> ``<pkg>.a.b``).
+
+    Raises:
+        ResolutionFailed: ``cannot build Python target for <source-id>: ...``.
+            Refused: an entry that is not an ASCII Python identifier (dots,
+            whitespace, keywords, dunder names); a gateway path that is not a
+            relative POSIX path (absolute, backslashes, NUL, empty, ``.`` or
+            ``..`` parts), does not end in ``.py``, or has a part that is not
+            an ASCII identifier; a source that belongs to another module.
+    """
+    try:
+        return _python_target(module, source, entry)
+    except BindingRefusedError as refusal:
+        message = f"cannot build Python target for {_shown(source.source_id)}: {refusal}"
+        raise ResolutionFailed(message, target_module_id=module.module_id) from None
+
+
+def _python_target(module: ModuleRecord, source: SourceRecord, entry: object) -> PythonTarget:
+    if source.module.module_id != module.module_id:
+        raise BindingRefusedError("the source belongs to another module")
+    if not isinstance(entry, str) or not _is_identifier(entry) or entry.startswith("__"):
+        raise BindingRefusedError("entry must be a plain Python identifier")
+    path = source.gateway_path
+    if not isinstance(path, str) or not path.endswith(".py") or "\\" in path or "\x00" in path:
+        raise BindingRefusedError("gateway path must be a relative POSIX path ending in .py")
+    parts = path[: -len(".py")].split("/")
+    if path.startswith("/") or not all(_is_identifier(part) for part in parts):
+        raise BindingRefusedError("gateway path parts must be Python identifiers")
+    if parts[-1] == "__init__":
+        parts.pop()
+    package = ids.logical_package(module.module_id)
+    return PythonTarget(
+        gateway_path=path,
+        process_entry=entry,
+        logical_package=package,
+        logical_entrypoint=".".join([package, *parts]),
+    )
+
+
+def _is_identifier(text: str) -> bool:
+    """ASCII identifier, not a keyword: no look-alike letters, no dots, no whitespace."""
+    return _IDENTIFIER.fullmatch(text) is not None and not keyword.iskeyword(text)
+
+
+def _failure(message: str, interface_id: object) -> ResolutionFailed:
+    target_module = ""
+    if isinstance(interface_id, str) and ids.INTERFACE_MARK in interface_id:
+        target_module = interface_id.rpartition(ids.INTERFACE_MARK)[0]
+    return ResolutionFailed(message, target_module_id=target_module)
+
+
+def _shown(text: object) -> str:
+    """A bounded rendering of an ID for messages (IDs are validated upstream)."""
+    return text[:200] if isinstance(text, str) else "(an invalid id)"

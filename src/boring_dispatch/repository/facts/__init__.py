@@ -1,0 +1,1 @@
+"""Facts derived at request time: security level, output audiences, certification warnings."""

@@ -1,0 +1,1 @@
+"""Loading: the configuration, direct module lookup and the no-follow file reader."""

@@ -1,0 +1,410 @@
+"""Direct, catalogue-free lookup of module and source blueprints (BLUEPRINTS-V6 sections 2, 4, 5.1).
+
+A module ID names its file: ``a.b.c`` is ``<root>/a/b/c/blueprint.yaml``,
+where ``<root>`` is the one configured root holding ``a``. The top-level
+segment is probed in every root (to detect ambiguity); descendants are read
+only under that root, and only after their parent registered them. A
+request opens the blueprints it needs and nothing else: no directory is
+listed, walked or globbed, and nothing is remembered beyond one
+:class:`ModuleLoader`, which lives for one request.
+
+Files are read through :mod:`.files` (no symlink anywhere, regular files,
+size cap) and parsed by :mod:`..strict_yaml` (strict YAML). Messages name IDs and
+never quote file content or absolute paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+from boring_dispatch.errors import (
+    BlueprintIdentityMismatch,
+    BlueprintMalformed,
+    BlueprintSchemaMismatch,
+    ChildUnregistered,
+    HostCallerInvalid,
+    InterfaceNotFound,
+    InterfaceVersionMismatch,
+    ModuleAmbiguous,
+    ModuleNotFound,
+    RouteError,
+    SourceInterfaceInvalid,
+    SourceLocatorInvalid,
+    SourceNotFound,
+    UnsafeBlueprintPath,
+)
+from boring_dispatch.records import ModuleRecord, RepositoryConfig, SourceRecord
+from boring_dispatch.repository import ids
+from boring_dispatch.repository.load.files import (
+    MAX_BLUEPRINT_BYTES,
+    FsRefusal,
+    read_regular,
+    relative_parts,
+    stat_regular,
+)
+from boring_dispatch.repository.strict_yaml.load import load_yaml
+
+__all__ = [
+    "BLUEPRINT_NAME",
+    "ModuleLoader",
+    "find_export",
+    "require_host_caller",
+    "select_interface",
+]
+
+#: The file name of every module blueprint.
+BLUEPRINT_NAME: Final = "blueprint.yaml"
+_SCHEMA_VERSION: Final = 6
+_MODULE_MAPS: Final = ("children", "namespace_exports", "sources", "exports")
+_FS_REASONS: Final = {
+    "symlink": "a path component is a symlink",
+    "not_directory": "a path component is not a directory",
+    "not_regular": "not a regular file",
+    "unsafe_mode": "the file is world-writable",
+    "io": "a path component cannot be inspected",
+    "invalid_path": "not a clean path",
+    "missing": "a path component is missing",
+}
+
+
+class ModuleLoader:
+    """Loads and checks the blueprints of one request.
+
+    Create one per request: it memoises the modules and sources it loaded
+    (so an ID named twice is read once) and nothing outlives it.
+    """
+
+    def __init__(self, config: RepositoryConfig) -> None:
+        self._config: Final = config
+        self._modules: dict[str, ModuleRecord] = {}
+        self._sources: dict[str, SourceRecord] = {}
+        self._opened: list[Path] = []
+
+    @property
+    def opened_paths(self) -> tuple[Path, ...]:
+        """Every file this loader opened or probed, in order (an audit and test hook)."""
+        return tuple(self._opened)
+
+    def load(self, module_id: str) -> ModuleRecord:
+        """The checked blueprint of ``module_id``; see :meth:`load_ancestry`."""
+        return self.load_ancestry(module_id)[-1]
+
+    def load_ancestry(self, module_id: str) -> tuple[ModuleRecord, ...]:
+        """Load ``a``, ``a.b``, ``a.b.c`` for ``a.b.c``, outermost first.
+
+        Each level is registered by its parent (``children.<segment>: {}``)
+        before its file is read, and passes the checks of section 2.5.
+
+        Raises:
+            InvalidModuleId: the ID does not follow the grammar.
+            ModuleNotFound: no root holds the top level, or a registered
+                child's blueprint is missing.
+            ModuleAmbiguous: more than one root holds the top level.
+            ChildUnregistered: a parent does not register the next segment.
+            UnsafeBlueprintPath: a symlink, non-directory, non-regular or
+                world-writable file, or an unreadable component on the path.
+            BlueprintMalformed: oversized, unreadable or invalid YAML, or a
+                bad ``version``, ``children``, ``namespace_exports``,
+                ``sources`` or ``exports``.
+            BlueprintSchemaMismatch: ``schema_version`` is not 6 or
+                ``node_type`` is not ``module``.
+            BlueprintIdentityMismatch: ``id`` differs from the path's ID.
+        """
+        segments = ids.parse_module_id(module_id)
+        records: list[ModuleRecord] = []
+        for depth in range(1, len(segments) + 1):
+            current = ".".join(segments[:depth])
+            record = self._modules.get(current)
+            if record is None:
+                if records:
+                    record = self._load_child(records[-1], segments[depth - 1])
+                else:
+                    record = self._load_top(current)
+                self._modules[current] = record
+            records.append(record)
+        return tuple(records)
+
+    def load_source(self, module: ModuleRecord, source_id: str) -> SourceRecord:
+        """Load the behavioral-source blueprint ``source_id`` of ``module``.
+
+        Raises:
+            SourceLocatorInvalid: ``sources.<id>`` is not a mapping with a
+                ``blueprint`` mapping whose ``base`` is ``module-root``, or
+                the source belongs to another module.
+            UnsafeBlueprintPath: ``blueprint.path`` or ``gateway.path`` is not
+                a clean relative path, or reaches a symlink, a non-regular or
+                a world-writable file.
+            SourceNotFound: the source blueprint or the gateway is missing.
+            BlueprintMalformed: invalid YAML, a bad ``version`` or ``gateway``.
+            BlueprintSchemaMismatch: not a version-6 ``behavioral_source``.
+            BlueprintIdentityMismatch: ``id`` is not ``source_id``.
+        """
+        cached = self._sources.get(source_id)
+        if cached is not None and cached.module is module:
+            return cached
+        owner = module.module_id
+        entry = module.data["sources"]
+        locator = entry.get(source_id) if isinstance(entry, dict) else None
+        blueprint = locator.get("blueprint") if isinstance(locator, dict) else None
+        if source_id.rpartition(".source.")[0] != owner or not isinstance(blueprint, dict):
+            raise SourceLocatorInvalid(
+                f"{owner} has no source locator for {source_id}", target_module_id=owner
+            )
+        if blueprint.get("base") != "module-root":
+            raise SourceLocatorInvalid(
+                f"source {source_id}: blueprint.base must be module-root", target_module_id=owner
+            )
+        data = self._read_source_file(module, blueprint.get("path"), f"source {source_id}")
+        source = _check_source(module, source_id, data)
+        self._check_gateway_file(module, source.gateway_path, f"gateway of {source_id}")
+        self._sources[source_id] = source
+        return source
+
+    # ----------------------------------------------------------------------- #
+
+    def _load_top(self, top: str) -> ModuleRecord:
+        found: list[tuple[Path, bytes]] = []
+        for root in self._config.module_roots:
+            data = self._read_module_file(root / top / BLUEPRINT_NAME, top)
+            if data is not None:
+                found.append((root, data))
+        if not found:
+            raise ModuleNotFound(f"module not found: {top}", target_module_id=top)
+        if len(found) > 1:
+            raise ModuleAmbiguous(
+                f"module is present in multiple configured roots: {top}", target_module_id=top
+            )
+        root, data = found[0]
+        return _check_module(top, root / top, root, data)
+
+    def _load_child(self, parent: ModuleRecord, segment: str) -> ModuleRecord:
+        child_id = f"{parent.module_id}.{segment}"
+        children = parent.data["children"]
+        if not isinstance(children, dict) or segment not in children:
+            raise ChildUnregistered(
+                f"{parent.module_id} does not register child {segment}", target_module_id=child_id
+            )
+        root = parent.root / segment
+        data = self._read_module_file(root / BLUEPRINT_NAME, child_id)
+        if data is None:
+            raise ModuleNotFound(
+                f"registered module blueprint not found: {child_id}", target_module_id=child_id
+            )
+        return _check_module(child_id, root, parent.configured_root, data)
+
+    def _read_module_file(self, path: Path, module_id: str) -> bytes | None:
+        """The file's bytes, or ``None`` when a component is missing."""
+        self._opened.append(path)
+        try:
+            return read_regular(path, MAX_BLUEPRINT_BYTES)
+        except FsRefusal as refusal:
+            if refusal.reason == "missing":
+                return None
+            raise _fs_error(refusal, f"blueprint of {module_id}", module_id) from None
+
+    def _read_source_file(self, module: ModuleRecord, authored: object, what: str) -> bytes:
+        path = self._source_path(module, authored, what)
+        try:
+            return read_regular(path, MAX_BLUEPRINT_BYTES)
+        except FsRefusal as refusal:
+            raise _source_fs_error(refusal, what, module.module_id) from None
+
+    def _check_gateway_file(self, module: ModuleRecord, authored: str, what: str) -> None:
+        path = self._source_path(module, authored, what)
+        try:
+            stat_regular(path)
+        except FsRefusal as refusal:
+            raise _source_fs_error(refusal, what, module.module_id) from None
+
+    def _source_path(self, module: ModuleRecord, authored: object, what: str) -> Path:
+        """An authored path below the module root (section 2.7), recorded as opened."""
+        parts = relative_parts(authored)
+        if parts is None:
+            raise UnsafeBlueprintPath(
+                f"{what}: unsafe relative path", target_module_id=module.module_id
+            )
+        path = module.root.joinpath(*parts)
+        self._opened.append(path)
+        return path
+
+
+def require_host_caller(caller: ModuleRecord) -> None:
+    """Host callers must be discoverable top-level skills (section 2.6).
+
+    Raises:
+        HostCallerInvalid: the caller has more than one segment, or its
+            ``discovery.mechanism`` is not ``skill``.
+    """
+    discovery = caller.data.get("discovery")
+    top_level = "." not in caller.module_id
+    if not top_level or not isinstance(discovery, dict) or discovery.get("mechanism") != "skill":
+        raise HostCallerInvalid(
+            f"host caller must be a discoverable top-level skill: {caller.module_id}",
+            caller_module_id=caller.module_id,
+        )
+
+
+def find_export(terminal: ModuleRecord, target: str) -> tuple[Mapping[str, object], str, str]:
+    """The export ``target`` of its terminal module (section 5.1 steps 5-6).
+
+    Returns:
+        ``(export mapping, source ID, source-interface ID)``.
+
+    Raises:
+        InterfaceNotFound: ``exports.<target>`` is not a mapping (or the
+            target is not an export ID of ``terminal``).
+        SourceInterfaceInvalid: ``source_interface`` is not
+            ``<terminal>.source.<name>.interface.<name>``: an export may only
+            point at a source of its own module.
+    """
+    owner = terminal.module_id
+    exports = terminal.data["exports"]
+    export = exports.get(target) if isinstance(exports, dict) else None
+    if not target.startswith(owner + ids.INTERFACE_MARK) or not isinstance(export, dict):
+        raise InterfaceNotFound(
+            f"interface not found: {target}", target_module_id=owner, interface_id=target
+        )
+    source_interface = export.get("source_interface")
+    split = ids.split_source_interface(source_interface)
+    if (
+        not isinstance(source_interface, str)
+        or split is None
+        or split[0].rpartition(".source.")[0] != owner
+    ):
+        raise SourceInterfaceInvalid(
+            f"{target}: source_interface must name an interface of a source of {owner}",
+            target_module_id=owner,
+            interface_id=target,
+        )
+    return export, split[0], source_interface
+
+
+def select_interface(
+    source: SourceRecord,
+    source_interface_id: str,
+    requested: object | None,
+    *,
+    export_id: str | None = None,
+) -> tuple[Mapping[str, object], int]:
+    """The source interface and its version, checked against a pin (steps 9-10).
+
+    Args:
+        source: The loaded source.
+        source_interface_id: ``<source-id>.interface.<name>``.
+        requested: The pinned version, or ``None`` for the available one.
+        export_id: Names the interface in the mismatch message (defaults to
+            the source-interface ID).
+
+    Raises:
+        SourceInterfaceInvalid: the interface is missing, not a mapping, or
+            its ``version`` is not an integer >= 1.
+        InterfaceVersionMismatch: a pin that is not exactly an integer
+            (``True`` is not 1), below 1, or different from the available
+            version. A wrong pin is always an error, never retried.
+    """
+    owner = source.module.module_id
+    interfaces = source.data.get("interfaces")
+    interface = interfaces.get(source_interface_id) if isinstance(interfaces, dict) else None
+    mine = source_interface_id.startswith(source.source_id + ids.INTERFACE_MARK)
+    if not mine or not isinstance(interface, dict):
+        raise SourceInterfaceInvalid(
+            f"source interface not found: {source_interface_id}", target_module_id=owner
+        )
+    version = interface.get("version")
+    if type(version) is not int or version < 1:
+        raise SourceInterfaceInvalid(
+            f"{source_interface_id}: version must be an integer >= 1", target_module_id=owner
+        )
+    if requested is not None and (type(requested) is not int or requested != version):
+        named = export_id or source_interface_id
+        raise InterfaceVersionMismatch(
+            f"version mismatch for {named}: requested {_shown(requested)}, available {version}",
+            target_module_id=owner,
+            interface_id=export_id,
+        )
+    return interface, version
+
+
+# --------------------------------------------------------------------------- #
+
+
+def _check_module(module_id: str, root: Path, configured_root: Path, data: bytes) -> ModuleRecord:
+    """Section 2.5 checks 2-7 (check 1 is the reader's)."""
+    what = f"blueprint of {module_id}"
+    blueprint = load_yaml(data, what=what, target_module_id=module_id)
+    _check_header(blueprint, "module", module_id, what, module_id)
+    version = _version(blueprint, what, module_id)
+    for name in _MODULE_MAPS:
+        if not isinstance(blueprint.get(name), dict):
+            raise BlueprintMalformed(
+                f"{what}: {name} must be a mapping", target_module_id=module_id
+            )
+    children = blueprint["children"]
+    for segment, value in children.items() if isinstance(children, dict) else ():
+        if not ids.is_local_segment(segment) or not isinstance(value, dict) or value:
+            raise BlueprintMalformed(
+                f"{what}: children must map local segments to {{}}", target_module_id=module_id
+            )
+    return ModuleRecord(module_id, root, configured_root, version, blueprint)
+
+
+def _check_source(module: ModuleRecord, source_id: str, data: bytes) -> SourceRecord:
+    owner = module.module_id
+    what = f"source blueprint {source_id}"
+    blueprint = load_yaml(data, what=what, target_module_id=owner)
+    _check_header(blueprint, "behavioral_source", source_id, what, owner)
+    version = _version(blueprint, what, owner)
+    gateway = blueprint.get("gateway")
+    if not isinstance(gateway, dict):
+        raise BlueprintMalformed(f"{what}: gateway must be a mapping", target_module_id=owner)
+    gateway_path = gateway.get("path")
+    if not isinstance(gateway_path, str) or relative_parts(gateway_path) is None:
+        raise UnsafeBlueprintPath(f"{what}: unsafe gateway.path", target_module_id=owner)
+    return SourceRecord(source_id, module, version, gateway_path, blueprint)
+
+
+def _check_header(
+    blueprint: Mapping[str, object], node_type: str, expected_id: str, what: str, owner: str
+) -> None:
+    schema = blueprint.get("schema_version")
+    if (
+        type(schema) is not int
+        or schema != _SCHEMA_VERSION
+        or blueprint.get("node_type") != node_type
+    ):
+        raise BlueprintSchemaMismatch(
+            f"{what}: expected schema_version 6 and node_type {node_type}", target_module_id=owner
+        )
+    if blueprint.get("id") != expected_id:
+        raise BlueprintIdentityMismatch(
+            f"{what}: id does not match {expected_id}", target_module_id=owner
+        )
+
+
+def _version(blueprint: Mapping[str, object], what: str, owner: str) -> int:
+    version = blueprint.get("version")
+    if type(version) is not int or version < 1:
+        raise BlueprintMalformed(f"{what}: version must be an integer >= 1", target_module_id=owner)
+    return version
+
+
+def _fs_error(refusal: FsRefusal, what: str, owner: str) -> RouteError:
+    if refusal.reason in ("too_large", "unreadable"):
+        reason = "too large" if refusal.reason == "too_large" else "unreadable"
+        return BlueprintMalformed(f"{what}: {reason}", target_module_id=owner)
+    return UnsafeBlueprintPath(f"{what}: {_FS_REASONS[refusal.reason]}", target_module_id=owner)
+
+
+def _source_fs_error(refusal: FsRefusal, what: str, owner: str) -> RouteError:
+    if refusal.reason == "missing":
+        return SourceNotFound(f"{what}: file not found", target_module_id=owner)
+    return _fs_error(refusal, what, owner)
+
+
+def _shown(value: object) -> str:
+    """A bounded rendering of a requested version for messages."""
+    if type(value) is int and -(10**18) < value < 10**18:
+        return str(value)
+    return f"<{type(value).__name__}>"

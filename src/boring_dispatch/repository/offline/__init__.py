@@ -1,0 +1,1 @@
+"""Offline tools, never on the routing path: describe, inventory, replay lines."""

@@ -1,0 +1,111 @@
+"""``dispatcher describe``: the block an assistant needs to call one interface.
+
+Describing is metadata inspection: it reads the target's ancestry and its
+source, never authorizes, never launches and grants nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from boring_dispatch.errors import SecurityLevelUnavailable
+from boring_dispatch.repository import ids
+from boring_dispatch.repository.facts.audiences import output_audiences
+from boring_dispatch.repository.facts.levels import derive_level
+from boring_dispatch.repository.load.config import load_config
+from boring_dispatch.repository.load.lookup import ModuleLoader, find_export, select_interface
+from boring_dispatch.repository.repository import Repository
+
+__all__ = ["Description", "describe", "render_description"]
+
+
+@dataclass(frozen=True, slots=True)
+class Description:
+    """What a caller needs to know about one export."""
+
+    interface: str
+    version: int
+    description: str
+    usage: str
+    #: 0, 1 or 2; ``None`` when the level cannot be derived (no tier will accept it).
+    security_level: int | None
+    output_audiences: Mapping[str, str]
+    #: "accepted", "required" or "refused".
+    stdin: str
+    process_bindable: bool
+
+
+def describe(repository: Repository, interface: str) -> Description:
+    """Read the export ``interface`` and its source interface.
+
+    Raises:
+        RouteError: the same loading errors a request for it would see.
+    """
+    module_id, _ = ids.parse_interface_id(interface)
+    loader = ModuleLoader(load_config(repository.config_path))
+    terminal = loader.load(module_id)
+    _, source_id, source_interface_id = find_export(terminal, interface)
+    source = loader.load_source(terminal, source_id)
+    body, version = select_interface(source, source_interface_id, None)
+    try:
+        level: int | None = derive_level(body, terminal)
+    except SecurityLevelUnavailable:
+        level = None
+    binding = body.get("process_binding")
+    return Description(
+        interface=interface,
+        version=version,
+        description=_text(body.get("description")),
+        usage=_text(body.get("usage")),
+        security_level=level,
+        output_audiences=output_audiences(body),
+        stdin=_stdin_rule(binding, body),
+        process_bindable=isinstance(binding, Mapping) and binding.get("kind") == "process",
+    )
+
+
+def render_description(d: Description) -> str:
+    """The text block printed by ``dispatcher describe``."""
+    level = "unavailable" if d.security_level is None else str(d.security_level)
+    tool = "none (level unavailable)" if d.security_level is None else f"invoke_security_{level}"
+    lines = [
+        f"Interface: {d.interface}@{d.version}",
+        f"Security level: {level}",
+        f"MCP tool: {tool}",
+        f"Usage: {d.usage or '(no usage declared)'}",
+        f"Stdin: {d.stdin}",
+        f"Output audiences: {_audiences(d.output_audiences)}",
+        f"Process-bindable: {'yes' if d.process_bindable else 'no'}",
+    ]
+    if d.description:
+        lines.append(f"Description: {d.description}")
+    return "\n".join(lines) + "\n"
+
+
+def _audiences(audiences: Mapping[str, str]) -> str:
+    return f"stdout={audiences['stdout']}, stderr={audiences['stderr']}"
+
+
+def _text(value: object) -> str:
+    return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+def _stdin_rule(binding: object, body: Mapping[str, object]) -> str:
+    if not isinstance(binding, Mapping):
+        return "refused"
+    patterns = binding.get("patterns")
+    if isinstance(patterns, list):
+        allowed = any(isinstance(p, Mapping) and p.get("allow_stdin") is True for p in patterns)
+        return "accepted" if allowed else "refused"
+    arguments = binding.get("arguments")
+    if not isinstance(arguments, Mapping):
+        return "refused"
+    contract = body.get("contract")
+    declared = contract.get("arguments") if isinstance(contract, Mapping) else None
+    for name, spec in arguments.items():
+        if isinstance(spec, Mapping) and spec.get("kind") == "stdin":
+            arg = declared.get(name) if isinstance(declared, Mapping) else None
+            required = isinstance(arg, Mapping) and arg.get("required") is True
+            return "required" if required else "accepted"
+    return "refused"

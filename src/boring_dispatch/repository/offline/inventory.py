@@ -1,0 +1,81 @@
+"""Offline listing of a repository's exports, for ``dispatcher names --config``.
+
+This is the one module that walks the configured roots. The routing path never
+imports it: listing is an explicit, repository-wide operation (the v6
+reference's "what dispatcher never does" keeps catalogues off the live route).
+A module whose blueprint cannot be read is reported, not skipped silently.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from boring_dispatch.errors import BlueprintMalformed, RouteError
+from boring_dispatch.records import RepositoryConfig
+from boring_dispatch.repository import ids
+from boring_dispatch.repository.strict_yaml.load import load_yaml
+
+__all__ = ["exported_interfaces", "iter_exports"]
+
+_BLUEPRINT = "blueprint.yaml"
+_MAX_BYTES = 1 << 20
+
+
+def iter_exports(config: RepositoryConfig) -> Iterator[tuple[str, str]]:
+    """Yield ``(export_id, module_id)`` for every export, sorted by export ID.
+
+    Raises:
+        RouteError: a module blueprint is unreadable or malformed, or declares
+            an export outside its own module.
+    """
+    found: list[tuple[str, str]] = []
+    for root in config.module_roots:
+        for module_id, path in _module_blueprints(root):
+            data = _read(path)
+            exports = data.get("exports")
+            if not isinstance(exports, dict):
+                raise BlueprintMalformed(f"exports of {module_id} is not a mapping")
+            for export_id in exports:
+                owner, _ = ids.parse_interface_id(export_id)
+                if owner != module_id:
+                    raise BlueprintMalformed(f"{module_id} declares a foreign export")
+                found.append((export_id, module_id))
+    yield from sorted(found)
+
+
+def exported_interfaces(config: RepositoryConfig) -> tuple[str, ...]:
+    """Every export ID of the repository, sorted."""
+    return tuple(export_id for export_id, _ in iter_exports(config))
+
+
+def _module_blueprints(root: Path) -> Iterator[tuple[str, Path]]:
+    # followlinks=False: a symlinked module directory is never part of the inventory.
+    for directory, subdirs, files in os.walk(root, followlinks=False):
+        subdirs.sort()
+        here = Path(directory)
+        if here == root or _BLUEPRINT not in files:
+            continue
+        segments = here.relative_to(root).parts
+        if not all(ids.is_local_segment(s) for s in segments):
+            continue
+        module_id = ".".join(segments)
+        try:
+            ids.parse_module_id(module_id)
+        except RouteError:
+            continue
+        yield module_id, here / _BLUEPRINT
+
+
+def _read(path: Path) -> dict[str, object]:
+    if path.is_symlink() or not path.is_file():
+        raise BlueprintMalformed(f"not a regular file: {path}")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(_MAX_BYTES + 1)
+    except OSError as error:
+        raise BlueprintMalformed(f"cannot read {path}: {error.strerror}") from None
+    if len(data) > _MAX_BYTES:
+        raise BlueprintMalformed(f"blueprint too large: {path}")
+    return load_yaml(data, what=str(path))

@@ -1,0 +1,154 @@
+"""The repository pipeline: resolve -> [tier gate] -> authorize -> bind, in this order only.
+
+One function, :func:`resolve_route`, is the only place that calls the stages
+of a repository request, so every client (CLI, MCP tools, replay, nested calls
+from gateways) takes the same decisions in the same order. The order follows
+BLUEPRINTS-V6 section 5.1, with the MCP tier gate placed before authorization
+as the v6 reference asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from boring_dispatch.errors import (
+    InvalidRouteRequest,
+    RouteError,
+    SecurityLevelMismatch,
+    SecurityLevelUnavailable,
+)
+from boring_dispatch.records import Route, RouteRequest
+from boring_dispatch.repository import ids
+from boring_dispatch.repository.authorize import authorize
+from boring_dispatch.repository.bind.binding import compile_binding, python_target
+from boring_dispatch.repository.facts.audiences import output_audiences
+from boring_dispatch.repository.facts.certification import certification_warnings
+from boring_dispatch.repository.facts.levels import derive_level
+from boring_dispatch.repository.load.config import load_config
+from boring_dispatch.repository.load.lookup import (
+    ModuleLoader,
+    find_export,
+    require_host_caller,
+    select_interface,
+)
+
+__all__ = ["resolve_route"]
+
+
+def resolve_route(
+    config_path: Path,
+    request: RouteRequest,
+    *,
+    certification_status: Mapping[str, object] | None = None,
+) -> Route:
+    """Resolve, authorize and compile one request; nothing is launched.
+
+    Every read happens here, for this request only: the configuration, the
+    caller's and target's ancestry, the terminal module, the selected source,
+    and the modules a consulted policy names. Nothing is cached across calls.
+
+    Raises:
+        RouteError: the documented ``dispatcher.*`` error of the first stage
+            that refuses the request. ``caller_module_id`` is always filled in.
+    """
+    try:
+        return _resolve(config_path, request, certification_status)
+    except RouteError as error:
+        raise _with_caller(error, request.caller) from None
+
+
+def _resolve(
+    config_path: Path,
+    request: RouteRequest,
+    certification_status: Mapping[str, object] | None,
+) -> Route:
+    if not isinstance(request.caller, str) or not request.caller:
+        raise InvalidRouteRequest("caller must be a non-empty string")
+    target_module_id, _ = ids.parse_interface_id(request.target)
+    config = load_config(config_path)
+    loader = ModuleLoader(config)
+
+    # resolve: caller, target, export, source, interface version
+    caller_ancestry = loader.load_ancestry(request.caller)
+    if request.host:
+        require_host_caller(caller_ancestry[-1])
+    target_ancestry = loader.load_ancestry(target_module_id)
+    terminal = target_ancestry[-1]
+    export, source_id, source_interface_id = find_export(terminal, request.target)
+    source = loader.load_source(terminal, source_id)
+    interface, version = select_interface(source, source_interface_id, request.version)
+
+    # tier gate (MCP): the level is derived from the current blueprint, never stored
+    try:
+        level: int | None = derive_level(interface, terminal)
+    except SecurityLevelUnavailable:
+        if request.tier is not None or request.max_level is not None:
+            raise
+        level = None
+    if request.tier is not None and level != request.tier:
+        raise SecurityLevelMismatch(
+            f"{request.target} is security level {level}, not {request.tier}: "
+            f"call invoke_security_{level}",
+            target_module_id=target_module_id,
+            interface_id=request.target,
+        )
+
+    if request.max_level is not None and level is not None and level > request.max_level:
+        raise SecurityLevelMismatch(
+            f"{request.target} is security level {level}, above the level "
+            f"{request.max_level} of the calling route",
+            target_module_id=target_module_id,
+            interface_id=request.target,
+        )
+
+    # authorize: namespace gates below the common ancestor, then the terminal export
+    authorization = authorize(
+        loader,
+        caller=request.caller,
+        target=request.target,
+        target_ancestry=target_ancestry,
+        export=export,
+        version=version,
+    )
+
+    # bind: compile the caller's argv against the declared grammar
+    binding = compile_binding(
+        interface, interface_id=request.target, argv=request.argv, stdin=request.stdin
+    )
+    warnings = certification_warnings(
+        caller_ancestry, target_ancestry, source_id, certification_status
+    )
+    return Route(
+        caller_module_id=request.caller,
+        target=request.target,
+        target_module_id=target_module_id,
+        interface_version=version,
+        implementing_source_id=source_id,
+        script_interface=source_interface_id,
+        binding=binding,
+        python_target=python_target(terminal, source, binding.entry),
+        cwd=terminal.root,
+        repository_root=config.repository_root,
+        config_path=config.config_path,
+        module_roots=config.module_roots,
+        crossed_gates=authorization.crossed_gates,
+        policies=authorization.policies,
+        security_level=level,
+        output_audiences=output_audiences(interface),
+        warnings=warnings,
+    )
+
+
+def _with_caller(error: RouteError, caller: str) -> RouteError:
+    """Fill in the caller ID that stage errors leave empty (fixes upstream quirk A5)."""
+    if error.caller_module_id or not isinstance(caller, str):
+        return error
+    copy = type(error)(
+        error.message,
+        caller_module_id=caller,
+        target_module_id=error.target_module_id,
+        interface_id=error.interface_id,
+    )
+    copy.__cause__ = error.__cause__
+    return copy

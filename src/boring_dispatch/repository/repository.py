@@ -1,0 +1,204 @@
+"""The :class:`Repository`: one object that every client of a blueprint repository uses.
+
+The CLI, replay, the MCP server and nested calls from gateways all go through
+``Repository.resolve``/``dry_run``/``invoke``, so they take the same decisions.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, final
+
+from boring_dispatch.errors import RuntimeMisconfigured
+from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
+from boring_dispatch.repository.load.config import load_config
+from boring_dispatch.repository.pipeline import resolve_route
+
+if TYPE_CHECKING:
+    from boring_dispatch.process.launch import NestedCall, NestedInvoke
+
+__all__ = ["Repository", "dry_run_payload"]
+
+
+@final
+class Repository:
+    """A blueprint repository named by one exact, absolute ``officina.toml`` path.
+
+    Opening validates the configuration once so that mistakes show early; every
+    request then reads the configuration and the blueprints it needs again, so a
+    request always sees the repository as it is on disk (no cache, no index).
+    """
+
+    __slots__ = ("config_path",)
+
+    def __init__(self, config_path: Path) -> None:
+        #: The exact configuration path this repository was opened with.
+        self.config_path: Final = config_path
+
+    @classmethod
+    def open(cls, config_path: str | os.PathLike[str]) -> Repository:
+        """Validate the configuration at ``config_path`` and return the repository.
+
+        Raises:
+            RuntimeMisconfigured: the path is not absolute, not ``officina.toml``,
+                has a symlinked component, or the file is invalid (section 1.3).
+        """
+        if not str(config_path):
+            raise RuntimeMisconfigured(
+                "dispatcher requires the exact repository configuration path"
+            )
+        config = load_config(config_path)
+        return cls(config.config_path)
+
+    def resolve(
+        self,
+        request: RouteRequest,
+        *,
+        certification_status: Mapping[str, object] | None = None,
+    ) -> Route:
+        """Resolve, authorize and compile ``request`` (see :func:`resolve_route`)."""
+        return resolve_route(self.config_path, request, certification_status=certification_status)
+
+    def dry_run(self, request: RouteRequest) -> dict[str, object]:
+        """Authorize and compile without launching and without reading stdin."""
+        return dry_run_payload(self.resolve(request))
+
+    def invoke(
+        self,
+        request: RouteRequest,
+        *,
+        stdin: bytes | None = None,
+        limits: ExecLimits | None = None,
+        trace_id: str | None = None,
+    ) -> ExecutionResult:
+        """Resolve ``request`` and run the gateway with captured, capped output.
+
+        ``stdin`` is sent only when the binding accepted stdin; otherwise the
+        child's stdin is empty.
+        """
+        route = self.resolve(request)
+        return self.run_captured(route, stdin=stdin, limits=limits, trace_id=trace_id)
+
+    def run_captured(
+        self,
+        route: Route,
+        *,
+        stdin: bytes | None,
+        limits: ExecLimits | None = None,
+        trace_id: str | None = None,
+    ) -> ExecutionResult:
+        """Run an already resolved route with captured, capped output (MCP, nested calls)."""
+        from boring_dispatch.process.launch import run_captured
+
+        return run_captured(
+            route,
+            stdin=_accepted_stdin(route, stdin),
+            limits=limits or ExecLimits(),
+            trace_id=trace_id,
+            nested=_nested_calls(route, trace_id),
+        )
+
+    def run_streaming(
+        self,
+        route: Route,
+        *,
+        stdin: bytes | None,
+        limits: ExecLimits | None = None,
+        trace_id: str | None = None,
+    ) -> int:
+        """Run an already resolved route with the child's streams passed through (the CLI)."""
+        from boring_dispatch.process.launch import run_streaming
+
+        return run_streaming(
+            route,
+            stdin=_accepted_stdin(route, stdin),
+            limits=limits or ExecLimits(),
+            trace_id=trace_id,
+            nested=_nested_calls(route, trace_id),
+        )
+
+    def exported_interfaces(self) -> tuple[str, ...]:
+        """Every export ID declared in the repository, sorted (an offline scan).
+
+        This walks the configured roots, so it is never used on the routing path.
+        """
+        from boring_dispatch.repository.offline.inventory import exported_interfaces
+
+        return exported_interfaces(load_config(self.config_path))
+
+
+def _nested_calls(route: Route, trace_id: str | None) -> NestedInvoke:
+    """How the gateway of ``route`` calls other interfaces: decided here, never by the child.
+
+    The caller is the route's terminal module, ``host`` is false, the level
+    ceiling is the route's derived level, and the repository is the route's
+    configuration; the child chooses only the interface, version, arguments
+    and stdin.
+    """
+
+    def invoke(call: NestedCall, stdin: bytes | None, limits: ExecLimits) -> ExecutionResult:
+        from boring_dispatch.repository.projection import projection_argv
+
+        request = RouteRequest(
+            caller=route.target_module_id,
+            target=call.interface,
+            version=call.version,
+            argv=projection_argv(call.positionals, call.options),
+            stdin=stdin is not None,
+            host=False,
+            max_level=route.security_level,
+        )
+        return Repository(route.config_path).invoke(
+            request, stdin=stdin, limits=limits, trace_id=trace_id
+        )
+
+    return invoke
+
+
+def _accepted_stdin(route: Route, stdin: bytes | None) -> bytes | None:
+    """Stdin reaches the child only when the binding accepted it; otherwise it is empty."""
+    return stdin if route.binding.stdin else None
+
+
+def dry_run_payload(route: Route) -> dict[str, object]:
+    """The dry-run JSON object (BLUEPRINTS-V6 section 7.3, plus our additions).
+
+    Adds ``security_level``, ``output_audiences``, the full child ``argv`` and
+    ``authorization`` (the crossed namespace gates and every policy that admitted
+    the call, in order) to the keys of the existing implementation.
+    """
+    # Not process.launch: printing the command needs no subprocess machinery.
+    from boring_dispatch.process._argv import child_argv
+
+    target = route.python_target
+    payload: dict[str, object] = {
+        "argv": list(child_argv(route)),
+        "authorization": {
+            "crossed_gates": list(route.crossed_gates),
+            "policies": list(route.policies),
+        },
+        "caller_module_id": route.caller_module_id,
+        "caller_source_id": None,
+        "command": list(route.binding.command),
+        "cwd": str(route.cwd),
+        "implementing_source_id": route.implementing_source_id,
+        "output_audiences": dict(route.output_audiences),
+        "pattern": route.binding.pattern,
+        "python_target": {
+            "gateway_path": target.gateway_path,
+            "logical_entrypoint": target.logical_entrypoint,
+            "logical_package": target.logical_package,
+            "process_entry": target.process_entry,
+        },
+        "script_interface": route.script_interface,
+        "security_level": route.security_level,
+        "stdin": route.binding.stdin,
+        "target": route.target,
+        "target_module_id": route.target_module_id,
+        "terminal_module_id": route.target_module_id,
+    }
+    if route.warnings:
+        payload["warnings"] = [w.to_json() for w in route.warnings]
+    return payload

@@ -1,0 +1,298 @@
+"""The ``dispatcher`` command.
+
+Invocation (options before the target; everything after the target goes to the
+gateway unchanged)::
+
+    dispatcher --config /abs/officina.toml --caller-skill SKILL [--dry-run]
+               [--error-format text|json] [--stdin] TARGET[@N] [ARG ...]
+
+Subcommands (the first word): ``names``, ``replay``, ``describe``, ``mcp``.
+Heavy modules (pydantic, mcp) are imported only by the subcommands that need
+them, so that a dry run starts fast; for the same reason argparse is imported
+only for help and for invocations of an unusual shape (:func:`_quick_invocation`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final, TextIO
+
+from boring_dispatch._value import value
+from boring_dispatch.errors import DispatchError, RouteError, RuntimeMisconfigured
+
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["main"]
+
+_SUBCOMMANDS = ("names", "replay", "describe", "mcp")
+_TARGET_SHAPE = "error: target must be a fully qualified `<module>.interface.<name>` export"
+_NO_CONFIG = "dispatcher requires the exact repository configuration path"
+#: Options of an invocation, by exact spelling, and the field each one sets.
+_VALUED: Final = {
+    "--config": "config",
+    "--repository-config": "config",
+    "--caller-skill": "caller_skill",
+    "--error-format": "error_format",
+    "--timeout": "timeout",
+}
+_FLAGS: Final = {"--dry-run": "dry_run", "--stdin": "stdin"}
+_ERROR_FORMATS: Final = ("text", "json")
+
+
+@value
+class _Invocation:
+    """The parsed options of an invocation (what argparse's namespace holds)."""
+
+    target: str
+    caller_skill: str
+    config: str | None = None
+    dry_run: bool = False
+    error_format: str = "text"
+    stdin: bool = False
+    timeout: float | None = None
+    args: tuple[str, ...] = ()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in _SUBCOMMANDS:
+        from boring_dispatch.surfaces.cli import _commands as _cli_commands
+
+        return _cli_commands.run(args[0], args[1:])
+    return _invoke(args)
+
+
+def _invocation_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="dispatcher",
+        allow_abbrev=False,
+        description="Resolve, authorize and run one exported interface of a blueprint repository.",
+        epilog="subcommands: dispatcher {names,replay,describe,mcp} --help",
+    )
+    once = _once_action()
+    parser.add_argument(
+        "--config",
+        "--repository-config",
+        dest="config",
+        metavar="PATH",
+        action=once,
+        help="exact absolute path of officina.toml",
+    )
+    parser.add_argument("--caller-skill", required=True, metavar="SKILL", action=once)
+    parser.add_argument("--dry-run", action="store_true", help="authorize and compile only")
+    parser.add_argument("--error-format", choices=_ERROR_FORMATS, default="text", action=once)
+    parser.add_argument("--stdin", action="store_true", help="forward standard input")
+    parser.add_argument(
+        "--timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        action=once,
+        help="wall-clock limit of the gateway run; its process group is killed (default 60)",
+    )
+    parser.add_argument("target", metavar="TARGET[@N]")
+    parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARG")
+    return parser
+
+
+def _once_action() -> type[argparse.Action]:
+    """An argparse action that refuses an option given twice (under any of its spellings).
+
+    argparse keeps the last value by default, so ``--caller-skill a ... --caller-skill b``
+    would silently change who is calling: a launcher that appends a model-chosen
+    target could be steered that way.
+    """
+    import argparse
+
+    class Once(argparse.Action):
+        def __call__(
+            self,
+            parser: argparse.ArgumentParser,
+            namespace: argparse.Namespace,
+            values: object,
+            option_string: str | None = None,
+        ) -> None:
+            seen: set[str] = namespace.__dict__.setdefault("_given_once", set())
+            if self.dest in seen:
+                parser.error(f"{option_string} is given more than once")
+            seen.add(self.dest)
+            setattr(namespace, self.dest, values)
+
+    return Once
+
+
+def _invoke(argv: list[str]) -> int:
+    options = _quick_invocation(argv) or _parsed_invocation(argv)
+    if ".interface." not in options.target:
+        sys.stderr.write(_TARGET_SHAPE + "\n")
+        return 2
+    try:
+        return _run_invocation(options)
+    except RouteError as error:
+        report_error(error, options.error_format, sys.stderr)
+        return error.exit_code
+
+
+def _quick_invocation(argv: list[str]) -> _Invocation | None:
+    """Parse the usual shapes of an invocation without argparse; ``None`` lets argparse decide.
+
+    Importing and building an argparse parser is a sizeable part of a dry run's
+    start-up. This accepts only exact option names, each followed by ``=VALUE``
+    or by ``VALUE`` where the value does not start with ``-``, then a target
+    that does not start with ``-``, then the gateway's arguments unless they
+    start with ``--``.
+    Everything else (help, mistakes, ``--``, unusual values) goes to argparse,
+    which parses or reports it. A differential test holds this function to
+    argparse's result on every input it accepts.
+    """
+    strings: dict[str, str] = {}
+    flags: set[str] = set()
+    index = 0
+    while index < len(argv) and argv[index].startswith("-"):
+        name, equals, inline = argv[index].partition("=")
+        if name in _FLAGS and not equals:
+            flags.add(_FLAGS[name])
+            index += 1
+            continue
+        if equals:
+            given, index = inline, index + 1
+        elif index + 1 < len(argv):
+            given, index = argv[index + 1], index + 2
+        else:
+            return None
+        # argparse checks every occurrence of an option, not only the last one.
+        if name not in _VALUED or given.startswith("-") or not _valid(_VALUED[name], given):
+            return None
+        if _VALUED[name] in strings:
+            return None  # given twice: argparse refuses it with a usage error
+        strings[_VALUED[name]] = given
+    caller = strings.get("caller_skill")
+    rest = argv[index + 1 :]
+    if index == len(argv) or caller is None or rest[:1] == ["--"]:
+        return None
+    timeout = strings.get("timeout")
+    return _Invocation(
+        target=argv[index],
+        caller_skill=caller,
+        config=strings.get("config"),
+        dry_run="dry_run" in flags,
+        error_format=strings.get("error_format", "text"),
+        stdin="stdin" in flags,
+        timeout=None if timeout is None else float(timeout),
+        args=tuple(rest),
+    )
+
+
+def _valid(field: str, text: str) -> bool:
+    if field == "error_format":
+        return text in _ERROR_FORMATS
+    if field == "timeout":
+        return not isinstance(_seconds_or_reason(text), str)
+    return True
+
+
+def _parsed_invocation(argv: list[str]) -> _Invocation:
+    """Parse with argparse, which exits with status 2 and a usage message on a mistake."""
+    namespace = _invocation_parser().parse_args(argv)
+    return _Invocation(
+        target=namespace.target,
+        caller_skill=namespace.caller_skill,
+        config=namespace.config,
+        dry_run=namespace.dry_run,
+        error_format=namespace.error_format,
+        stdin=namespace.stdin,
+        timeout=namespace.timeout,
+        args=tuple(namespace.args),
+    )
+
+
+def _run_invocation(options: _Invocation) -> int:
+    from pathlib import Path
+
+    from boring_dispatch.records import ExecLimits, RouteRequest
+    from boring_dispatch.repository.ids import parse_pin
+    from boring_dispatch.repository.repository import Repository, dry_run_payload
+
+    if not options.config:
+        raise RuntimeMisconfigured(_NO_CONFIG, caller_module_id=options.caller_skill)
+    target, version = parse_pin(options.target)
+    request = RouteRequest(
+        caller=options.caller_skill,
+        target=target,
+        version=version,
+        argv=options.args,
+        stdin=options.stdin,
+    )
+    # Not Repository.open: resolve() reads and validates the configuration for the
+    # request anyway, so validating it first as well would read it twice.
+    repository = Repository(Path(options.config))
+    if options.dry_run:
+        # A dry run never reads stdin.
+        payload = dry_run_payload(repository.resolve(request))
+        sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        return 0
+    limits = ExecLimits() if options.timeout is None else ExecLimits(timeout_s=options.timeout)
+    data = _read_stdin(limits.max_stdin_bytes) if options.stdin else None
+    route = repository.resolve(request)
+    for warning in route.warnings:
+        subject = f" [{warning.subject}]" if warning.subject else ""
+        sys.stderr.write(f"warning: {warning.code}: {warning.message}{subject}\n")
+    from boring_dispatch.observe.trace import new_trace_id
+
+    return repository.run_streaming(route, stdin=data, limits=limits, trace_id=new_trace_id())
+
+
+def positive_seconds(text: str) -> float:
+    """Parse a positive, finite number of seconds (an argparse ``type``).
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not a number, or not a positive finite one.
+    """
+    seconds = _seconds_or_reason(text)
+    if isinstance(seconds, str):
+        import argparse
+
+        raise argparse.ArgumentTypeError(seconds)
+    return seconds
+
+
+def _seconds_or_reason(text: str) -> float | str:
+    """The number of seconds in ``text``, or why it is refused."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        return "expected a number of seconds"
+    if not math.isfinite(seconds) or seconds <= 0:
+        return "expected a positive number of seconds"
+    return seconds
+
+
+def _read_stdin(cap: int) -> bytes:
+    from boring_dispatch.errors import InvalidRouteRequest
+
+    data = sys.stdin.buffer.read(cap + 1)
+    if len(data) > cap:
+        raise InvalidRouteRequest(f"stdin is larger than {cap} bytes")
+    return data
+
+
+def report_error(error: DispatchError, error_format: str, stream: TextIO) -> None:
+    """Write one error: ``error: <message>`` or the JSON line of schema version 1.
+
+    A table error (``dispatcher names --registry ...``) has no module IDs: its JSON
+    line carries ``schema_version``, ``code`` and ``message`` only.
+    """
+    if error_format != "json":
+        stream.write(f"error: {error.message}\n")
+    elif isinstance(error, RouteError):
+        stream.write(json.dumps(error.to_json()) + "\n")
+    else:
+        payload = {"schema_version": 1, "code": error.code, "message": error.message}
+        stream.write(json.dumps(payload) + "\n")

@@ -1,0 +1,248 @@
+"""What one MCP tool call does, for either table (no SDK import; runs in a worker thread).
+
+Repository tools: size checks, the strict projection (host caller, tool tier),
+then resolve (tier gate, authorize, bind) and, unless it is a dry run, the
+captured launch. Every refusal is a :class:`~boring_dispatch.errors.RouteError`
+turned into a structured result; any other exception becomes
+``dispatcher.internal_error`` without its text. Nothing here raises.
+
+Spans (non-dry calls only): ``mcp.tool_call`` for the whole call and
+``dispatcher.resolve`` for resolve/authorize/bind; the launcher adds
+``dispatcher.process`` and the child's runner ``gateway.interface``, all under
+the call's trace id. Span identifiers are the resolved route's canonical IDs,
+never the caller's raw strings, and a span's status is a code, never text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from boring_dispatch._limits import MAX_TOKEN_BYTES
+from boring_dispatch.errors import InternalFailure, InvalidRouteRequest, RouteError
+from boring_dispatch.observe.trace import Span, write_span
+from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
+from boring_dispatch.repository.projection import parse_projection
+from boring_dispatch.repository.repository import Repository, dry_run_payload
+from boring_dispatch.surfaces.mcp._results import (
+    ToolOutcome,
+    dry_run_outcome,
+    error_outcome,
+    execution_outcome,
+    table_outcome,
+)
+from boring_dispatch.surfaces.mcp._tools import tier_of
+
+if TYPE_CHECKING:
+    from boring_dispatch.registry.registry import Registry
+
+__all__ = [
+    "MAX_NESTING",
+    "MAX_PROJECTION_BYTES",
+    "MAX_TOKEN_BYTES",
+    "RepositoryCalls",
+    "TableCalls",
+]
+
+#: The projection without its stdin: the UTF-8 bytes of its strings (keys included).
+MAX_PROJECTION_BYTES: Final = 1 << 20
+#: projection -> arguments -> options -> list -> item is 4 deep.
+MAX_NESTING: Final = 6
+
+
+@dataclass(slots=True)
+class _Clock:
+    wall: float = field(default_factory=time.time)
+    began: float = field(default_factory=time.perf_counter)
+
+    def span(self, name: str, trace_id: str | None, status: str, route: Route | None) -> None:
+        if trace_id is None:
+            return
+        write_span(
+            Span(
+                trace_id=trace_id,
+                name=name,
+                start=self.wall,
+                duration_ms=(time.perf_counter() - self.began) * 1000.0,
+                status=status,
+                interface_id=None if route is None else route.target,
+                module_id=None if route is None else route.target_module_id,
+                caller_module_id=None if route is None else route.caller_module_id,
+            )
+        )
+
+
+def _log_internal_error(error: BaseException) -> str:
+    """Log a dispatcher bug under a fresh correlation id; return the id.
+
+    The log line holds the exception's type and its traceback frames (file, line,
+    function, source line), never the exception's text, which may hold argument
+    values. It goes to the ``boring_dispatch`` logger (stderr unless configured).
+    """
+    import logging
+    import traceback
+
+    from boring_dispatch.registry.pipeline import new_correlation_id
+
+    correlation_id = new_correlation_id()
+    frames = "".join(traceback.format_tb(error.__traceback__))
+    logging.getLogger("boring_dispatch").error(
+        "dispatcher mcp: internal_error correlation_id=%s type=%s\n%s",
+        correlation_id,
+        type(error).__name__,
+        frames,
+    )
+    return correlation_id
+
+
+class RepositoryCalls:
+    """The three tier tools over one repository."""
+
+    __slots__ = ("_limits", "_repository")
+
+    def __init__(self, repository: Repository, limits: ExecLimits | None = None) -> None:
+        self._repository = repository
+        self._limits = limits or ExecLimits()
+
+    def call(self, name: str, arguments: object, *, trace_id: str) -> ToolOutcome:
+        """Run one tool call; a dry run's result and spans carry no trace id."""
+        clock = _Clock()
+        traced: str | None = trace_id
+        route: Route | None = None
+        request: RouteRequest | None = None
+        try:
+            tier = _tier(name)
+            _check_shape(arguments)
+            projection = parse_projection(arguments, host=True, tier=tier)
+            request = projection.request
+            if projection.dry_run:
+                traced = None
+                route = self._repository.resolve(projection.request)
+                return dry_run_outcome(route, dry_run_payload(route))
+            stdin = _stdin_bytes(projection.stdin_text, self._limits.max_stdin_bytes, request)
+            route = self._resolve(projection.request, trace_id)
+            run = self._launch(route, stdin, trace_id)
+        except RouteError as error:
+            clock.span("mcp.tool_call", traced, error.code, route)
+            return error_outcome(error, request=request, trace_id=traced, route=route)
+        except Exception as error:  # noqa: BLE001 - a bad call never ends the server
+            correlation_id = _log_internal_error(error)
+            clock.span("mcp.tool_call", traced, InternalFailure.code, route)
+            failure = InternalFailure(
+                f"internal error in the dispatcher (correlation id {correlation_id})"
+            )
+            return error_outcome(failure, request=request, trace_id=traced, route=route)
+        clock.span("mcp.tool_call", trace_id, _run_status(run), route)
+        return execution_outcome(route, run, trace_id)
+
+    def _resolve(self, request: RouteRequest, trace_id: str) -> Route:
+        clock = _Clock()
+        try:
+            route = self._repository.resolve(request)
+        except RouteError as error:
+            clock.span("dispatcher.resolve", trace_id, error.code, None)
+            raise
+        clock.span("dispatcher.resolve", trace_id, "ok", route)
+        return route
+
+    def _launch(self, route: Route, stdin: bytes | None, trace_id: str) -> ExecutionResult:
+        return self._repository.run_captured(
+            route, stdin=stdin, limits=self._limits, trace_id=trace_id
+        )
+
+
+class TableCalls:
+    """The tools of one Python table, each call through ``Registry.dispatch``."""
+
+    __slots__ = ("_registry",)
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+
+    def tool_schemas(self) -> list[dict[str, object]]:
+        """The table's tools with their own schemas and descriptions (``tool_schemas("mcp")``)."""
+        return self._registry.tool_schemas("mcp")
+
+    def call(self, name: str, arguments: Mapping[str, object] | None) -> ToolOutcome:
+        """Dispatch one call; unknown names and bad arguments are observations too."""
+        observation = self._registry.dispatch(name, arguments)
+        tool = self._registry.tools.get(name)
+        # An unknown tool has no audience bit: its refusal stays in the structured result.
+        audience = "machine" if tool is None else tool.audience
+        return table_outcome(observation.to_json(), observation.to_text(), audience)
+
+
+def _tier(name: str) -> int:
+    tier = tier_of(name)
+    if tier is None:
+        raise InvalidRouteRequest(
+            "unknown tool: call invoke_security_0, invoke_security_1 or invoke_security_2"
+        )
+    return tier
+
+
+def _run_status(run: ExecutionResult) -> str:
+    if run.timed_out:
+        return "timed_out"
+    if run.stdout_truncated or run.stderr_truncated:
+        return "truncated"
+    return "ok" if run.exit_code == 0 else "exit_nonzero"
+
+
+def _check_shape(value: object) -> None:
+    """Refuse a projection that is too large or too deeply nested before parsing it.
+
+    Raises:
+        InvalidRouteRequest: more than :data:`MAX_PROJECTION_BYTES` of text
+            outside stdin, a string over :data:`MAX_TOKEN_BYTES`, or nesting
+            deeper than :data:`MAX_NESTING`.
+    """
+    total = 0
+    pending: list[tuple[object, int, bool]] = [(value, 0, False)]
+    while pending:
+        item, depth, is_stdin = pending.pop()
+        total += 1  # every value costs something, so a long list of numbers is bounded too
+        if depth > MAX_NESTING:
+            raise InvalidRouteRequest("the projection is nested too deeply")
+        if isinstance(item, str):
+            if not is_stdin:
+                size = len(item.encode("utf-8", "surrogatepass"))
+                if size > MAX_TOKEN_BYTES:
+                    raise InvalidRouteRequest(
+                        f"a projection string is longer than {MAX_TOKEN_BYTES} bytes"
+                    )
+                total += size
+        elif isinstance(item, Mapping):
+            for key, member in item.items():
+                stdin_member = depth == 1 and key == "stdin"
+                pending.append((key, depth + 1, False))
+                pending.append((member, depth + 1, stdin_member))
+        elif isinstance(item, list):
+            pending.extend((member, depth + 1, False) for member in item)
+        if total > MAX_PROJECTION_BYTES:
+            raise InvalidRouteRequest(f"the projection is larger than {MAX_PROJECTION_BYTES} bytes")
+
+
+def _stdin_bytes(text: str | None, cap: int, request: RouteRequest) -> bytes | None:
+    """The stdin text as UTF-8, refused when it is not encodable or over ``cap`` bytes.
+
+    Raises:
+        InvalidRouteRequest: a lone surrogate, or more than ``cap`` bytes.
+    """
+    if text is None:
+        return None
+    data: bytes | None = None
+    if len(text) <= cap:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidRouteRequest(
+                "stdin is not valid Unicode text", caller_module_id=request.caller
+            ) from None
+    if data is None or len(data) > cap:
+        raise InvalidRouteRequest(
+            f"stdin is larger than {cap} bytes", caller_module_id=request.caller
+        )
+    return data

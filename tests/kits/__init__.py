@@ -1,0 +1,1 @@
+"""Builders and strategies shared by the test suites (not tests themselves)."""

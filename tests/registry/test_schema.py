@@ -1,0 +1,290 @@
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+from typing import Annotated, Optional
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field, Secret, SecretBytes, SecretStr, field_validator
+from typing_extensions import TypedDict
+
+from boring_dispatch.errors import InvalidArguments, RegistryInvalid
+from boring_dispatch.observe.redact import sensitive_paths
+from boring_dispatch.registry.schema import Sensitive, build_schema, sensitive_node
+
+STRICT = ConfigDict(strict=True, extra="forbid")
+CANARY = "CANARY-d41d8cd9"
+
+
+def get_job(job_id: int, verbose: bool = False) -> dict[str, object]:
+    return {"job_id": job_id, "verbose": verbose}
+
+
+def test_valid_arguments_become_the_handler_keyword_arguments() -> None:
+    schema = build_schema("get_job", get_job, None)
+    assert schema.validate({"job_id": 7, "verbose": True}) == {"job_id": 7, "verbose": True}
+
+
+def test_an_omitted_default_is_left_to_the_handler() -> None:
+    schema = build_schema("get_job", get_job, None)
+    assert schema.validate({"job_id": 7}) == {"job_id": 7}
+
+
+@pytest.mark.parametrize(
+    ("args", "path"),
+    [
+        ({"job_id": "12"}, "job_id"),
+        ({"job_id": 1.0}, "job_id"),
+        ({"job_id": True}, "job_id"),
+        ({"job_id": None}, "job_id"),
+        ({"job_id": 7, "verbose": "yes"}, "verbose"),
+        ({"job_id": 7, "verbose": 1}, "verbose"),
+        ({}, "job_id"),
+        ({"job_id": 7, "extra": 1}, "extra"),
+    ],
+)
+def test_strict_validation_refuses_coercion_missing_and_extra(
+    args: dict[str, object], path: str
+) -> None:
+    schema = build_schema("get_job", get_job, None)
+    with pytest.raises(InvalidArguments) as caught:
+        schema.validate(args)
+    assert caught.value.code == "invalid_arguments"
+    assert [p for p, _ in caught.value.details] == [path]
+
+
+def test_parameter_names_that_shadow_model_attributes_still_work() -> None:
+    def search(json: str, model_config: int, schema: str) -> None:
+        del json, model_config, schema
+
+    built = build_schema("search", search, None)
+    assert built.validate({"json": "a", "model_config": 1, "schema": "b"}) == {
+        "json": "a",
+        "model_config": 1,
+        "schema": "b",
+    }
+
+
+def test_the_json_schema_forbids_additional_properties_and_lists_required_fields() -> None:
+    schema = build_schema("get_job", get_job, None).json_schema
+    assert schema["additionalProperties"] is False
+    assert schema["required"] == ["job_id"]
+    properties = schema["properties"]
+    assert isinstance(properties, dict)
+    assert set(properties) == {"job_id", "verbose"}
+
+
+def _no_type(job_id):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN202
+    return job_id
+
+
+def _variadic(*ids: int) -> None:
+    del ids
+
+
+def _keywords(**options: int) -> None:
+    del options
+
+
+def _positional(job_id: int, /) -> None:
+    del job_id
+
+
+async def _async(job_id: int) -> None:
+    del job_id
+
+
+def _unresolvable(job: NoSuchType) -> None:  # type: ignore[name-defined]  # noqa: F821
+    del job
+
+
+class _Opaque:
+    pass
+
+
+def _opaque(thing: _Opaque) -> None:
+    del thing
+
+
+@pytest.mark.parametrize(
+    "handler", [_no_type, _variadic, _keywords, _positional, _async, _unresolvable, _opaque]
+)
+def test_signatures_that_cannot_be_validated_strictly_fail_at_build(handler: object) -> None:
+    with pytest.raises(RegistryInvalid) as caught:
+        build_schema("tool", handler, None)  # type: ignore[arg-type]
+    assert caught.value.code == "registry_invalid"
+
+
+class RefundArgs(BaseModel):
+    model_config = STRICT
+    invoice_id: str
+    amount_cents: int = Field(gt=0)
+    api_token: SecretStr
+
+
+def refund(invoice_id: str, amount_cents: int, api_token: SecretStr) -> dict[str, object]:
+    return {"invoice_id": invoice_id, "amount": amount_cents, "token": api_token}
+
+
+def test_an_explicit_model_validates_and_passes_fields_by_name() -> None:
+    schema = build_schema("refund", refund, RefundArgs)
+    kwargs = schema.validate({"invoice_id": "I-1", "amount_cents": 5, "api_token": "t"})
+    assert kwargs["invoice_id"] == "I-1"
+    assert kwargs["amount_cents"] == 5
+    assert isinstance(kwargs["api_token"], SecretStr)
+    with pytest.raises(InvalidArguments):
+        schema.validate({"invoice_id": "I-1", "amount_cents": 0, "api_token": "t"})
+    with pytest.raises(InvalidArguments):
+        schema.validate({"invoice_id": "I-1", "amount_cents": "5", "api_token": "t"})
+
+
+class LaxArgs(BaseModel):
+    invoice_id: str
+
+
+class OpenArgs(BaseModel):
+    model_config = ConfigDict(strict=True)
+    invoice_id: str
+
+
+class OtherArgs(BaseModel):
+    model_config = STRICT
+    customer: str
+
+
+@pytest.mark.parametrize("model", [LaxArgs, OpenArgs, OtherArgs, dict])
+def test_an_explicit_model_must_be_strict_closed_and_fit_the_handler(model: type) -> None:
+    def lookup(invoice_id: str) -> None:
+        del invoice_id
+
+    with pytest.raises(RegistryInvalid):
+        build_schema("lookup", lookup, model)
+
+
+class Card(BaseModel):
+    model_config = STRICT
+    number: SecretStr
+    holder: str
+
+
+class Wallet(BaseModel):
+    model_config = STRICT
+    cards: list[Card]
+    pin: Annotated[str, Sensitive]
+    label: str
+
+
+@dataclasses.dataclass
+class Login:
+    user: str
+    password: Annotated[str, Sensitive]
+
+
+class Headers(TypedDict):
+    authorization: Annotated[str, Sensitive]
+    accept: str
+
+
+class Node(BaseModel):
+    model_config = STRICT
+    name: str
+    key: SecretStr
+    children: list[Node] = []
+
+
+class Plain(BaseModel):
+    model_config = STRICT
+    name: str
+    children: list[Plain] = []
+
+
+@pytest.mark.parametrize(
+    ("annotation", "paths"),
+    [
+        (str, ()),
+        (SecretStr, ("",)),
+        (SecretBytes, ("",)),
+        (Secret[int], ("",)),
+        (Annotated[str, Sensitive], ("",)),
+        (Annotated[int, Field(gt=0), Sensitive], ("",)),
+        (Optional[SecretStr], ("",)),  # noqa: UP045 - the Optional spelling is under test
+        (SecretStr | None, ("",)),
+        (list[SecretStr], ("[*]",)),
+        (dict[str, Annotated[str, Sensitive]], ("[*]",)),
+        (Card, ("number",)),
+        (Wallet, ("cards[*].number", "pin")),
+        (list[Wallet] | None, ("[*].cards[*].number", "[*].pin")),
+        (Login, ("password",)),
+        (Headers, ("authorization",)),
+        (Plain, ()),
+    ],
+)
+def test_sensitive_fields_are_found_by_type_and_marker(
+    annotation: object, paths: tuple[str, ...]
+) -> None:
+    assert sensitive_paths(sensitive_node(annotation)) == paths
+
+
+def test_a_recursive_model_with_a_secret_is_redacted_whole_from_its_first_repetition() -> None:
+    assert sensitive_paths(sensitive_node(Node)) == ("children[*]", "key")
+
+
+def test_signature_schemas_name_their_sensitive_parameters() -> None:
+    def pay(wallet: Wallet, token: Annotated[str, Sensitive], note: str) -> None:
+        del wallet, token, note
+
+    schema = build_schema("pay", pay, None)
+    assert sensitive_paths(schema.sensitive) == ("token", "wallet.cards[*].number", "wallet.pin")
+    assert schema.accepted == frozenset({"wallet", "token", "note"})
+
+
+def test_a_schema_without_sensitive_fields_has_no_tree() -> None:
+    assert build_schema("get_job", get_job, None).sensitive is None
+
+
+class Shouting(BaseModel):
+    model_config = STRICT
+    word: str
+
+    @field_validator("word")
+    @classmethod
+    def _quiet(cls, value: str) -> str:
+        raise ValueError(f"refusing {value}")
+
+
+def test_validation_details_never_quote_the_submitted_value() -> None:
+    def shout(word: str) -> None:
+        del word
+
+    cases = [
+        (build_schema("shout", shout, Shouting), {"word": CANARY}),
+        (build_schema("get_job", get_job, None), {"job_id": CANARY}),
+        (build_schema("get_job", get_job, None), {"job_id": 7, CANARY: 1}),
+    ]
+    for schema, args in cases:
+        with pytest.raises(InvalidArguments) as caught:
+            schema.validate(args)  # type: ignore[arg-type]
+        for path, reason in caught.value.details:
+            assert CANARY not in reason
+            assert path in {"word", "job_id", CANARY}
+        assert caught.value.__cause__ is None
+        assert caught.value.__suppress_context__
+
+
+def test_pydantic_is_imported_only_when_a_table_is_built() -> None:
+    probe = (
+        "import sys\n"
+        "import boring_dispatch.registry.registry, boring_dispatch.registry.pipeline\n"
+        "import boring_dispatch.registry.replay\n"
+        "assert 'pydantic' not in sys.modules, 'imported too early'\n"
+        "from boring_dispatch import Registry, Tool\n"
+        "def f(x: int) -> int:\n"
+        "    return x\n"
+        "Registry({'f': Tool(f, description='d')})\n"
+        "assert 'pydantic' in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
