@@ -14,6 +14,7 @@ as ``python -I -m boring_dispatch``, and from a copy of the package that has no
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import statistics
 import sys
@@ -26,9 +27,9 @@ from _timing import command, console_script, interleave, interpreter, report, ve
 
 import boring_dispatch
 from boring_dispatch.errors import RouteError
-from boring_dispatch.records import RouteRequest
+from boring_dispatch.records import RepositoryConfig, RouteRequest
 from boring_dispatch.repository import pipeline as resolve_module
-from boring_dispatch.repository.load.lookup import ModuleLoader
+from boring_dispatch.repository.load.lookup import NO_FOLLOW_FILES, ModuleLoader
 from boring_dispatch.repository.repository import Repository
 
 ROUTES = {
@@ -44,12 +45,28 @@ ROUTES = {
 WARM_TARGETS = {"R1": (0.5, 0.35), "R2": (1.5, None), "R3": (3.0, None)}
 
 
-def opened_blueprints(repository: Repository, request: RouteRequest) -> list[Path]:
-    """The YAML files one resolution opened, from the loader's audit hook."""
-    loaders: list[ModuleLoader] = []
+class _RecordingFiles:
+    """The real no-follow reader, recording the paths it reads or probes."""
 
-    def recording(*args: object, **kwargs: object) -> ModuleLoader:
-        loader = ModuleLoader(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+
+    def read(self, path: Path, cap: int) -> bytes:
+        self.paths.append(path)
+        return NO_FOLLOW_FILES.read(path, cap)
+
+    def stat(self, path: Path) -> os.stat_result:
+        self.paths.append(path)
+        return NO_FOLLOW_FILES.stat(path)
+
+
+def opened_blueprints(repository: Repository, request: RouteRequest) -> list[Path]:
+    """The YAML files one resolution opened, recorded by the loader's file reader."""
+    loaders: list[ModuleLoader] = []
+    files = _RecordingFiles()
+
+    def recording(config: RepositoryConfig) -> ModuleLoader:
+        loader = ModuleLoader(config, files)
         loaders.append(loader)
         return loader
 
@@ -60,7 +77,7 @@ def opened_blueprints(repository: Repository, request: RouteRequest) -> list[Pat
         repository.resolve(request)
     finally:
         namespace["ModuleLoader"] = original
-    return [p for p in loaders[0].opened_paths if p.suffix == ".yaml" and p.is_file()]
+    return [p for p in files.paths if p.suffix == ".yaml" and p.is_file()]
 
 
 def yaml_floor(paths: Sequence[Path]) -> Callable[[], object]:

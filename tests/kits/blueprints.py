@@ -22,6 +22,7 @@ fields override them (pass a field as :data:`DROP` to remove it).
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
@@ -30,6 +31,7 @@ import yaml
 
 from boring_dispatch.records import RepositoryConfig
 from boring_dispatch.repository.load.config import load_config
+from boring_dispatch.repository.load.files import read_regular, stat_regular
 from boring_dispatch.repository.load.lookup import ModuleLoader
 
 __all__ = [
@@ -46,6 +48,34 @@ __all__ = [
 DROP: Final = object()
 #: An access object that admits every caller.
 PUBLIC: Final = {"allow_all_modules": True, "allowed_callers": []}
+
+
+class RecordingFiles:
+    """The real no-follow reader, recording every path it is asked to read or probe."""
+
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+
+    def read(self, path: Path, cap: int) -> bytes:
+        self.paths.append(path)
+        return read_regular(path, cap)
+
+    def stat(self, path: Path) -> os.stat_result:
+        self.paths.append(path)
+        return stat_regular(path)
+
+
+class RecordingLoader(ModuleLoader):
+    """A real :class:`ModuleLoader` over :class:`RecordingFiles`: which files a request touched."""
+
+    def __init__(self, config: RepositoryConfig) -> None:
+        self.files = RecordingFiles()
+        super().__init__(config, self.files)
+
+    @property
+    def opened_paths(self) -> tuple[Path, ...]:
+        """Every file read or probed, in order."""
+        return tuple(self.files.paths)
 
 
 def make_repo(
@@ -90,9 +120,9 @@ class RepoBuilder:
         """``load_config`` of this repository."""
         return load_config(self.config_path)
 
-    def loader(self) -> ModuleLoader:
-        """A fresh loader (one request) over this repository."""
-        return ModuleLoader(self.config())
+    def loader(self) -> RecordingLoader:
+        """A fresh loader (one request) over this repository, recording what it touches."""
+        return RecordingLoader(self.config())
 
     def module_dir(self, module_id: str, root: str | None = None) -> Path:
         """The directory of ``module_id`` (its top level decides the root)."""

@@ -24,7 +24,7 @@ from boring_dispatch.errors import RouteError
 from boring_dispatch.records import SourceRecord
 from boring_dispatch.repository.load.config import load_config
 from boring_dispatch.repository.load.lookup import ModuleLoader, find_export
-from kits.blueprints import PUBLIC, RepoBuilder, dump, make_repo
+from kits.blueprints import PUBLIC, RecordingLoader, RepoBuilder, dump, make_repo
 
 SENTINEL_VERSION = 99
 
@@ -88,7 +88,7 @@ def outside(tmp_path: Path) -> Path:
     return base
 
 
-def load_source(repo: RepoBuilder) -> tuple[ModuleLoader, SourceRecord]:
+def load_source(repo: RepoBuilder) -> tuple[RecordingLoader, SourceRecord]:
     loader = repo.loader()
     module = loader.load("mod._rtx")
     _, source_id, _ = find_export(module, "mod._rtx.interface.run")

@@ -1,1 +1,1 @@
-"""The Python table: tools, their strict schemas, the pipeline, replay (see docs/architecture.md)."""
+"""The Python table: tools, their strict schemas, the pipeline and replay."""

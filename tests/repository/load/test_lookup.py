@@ -24,7 +24,15 @@ from boring_dispatch.repository.load.lookup import (
     require_host_caller,
     select_interface,
 )
-from kits.blueprints import DROP, RepoBuilder, corpus_dir, dump, make_repo, reference_load
+from kits.blueprints import (
+    DROP,
+    RecordingLoader,
+    RepoBuilder,
+    corpus_dir,
+    dump,
+    make_repo,
+    reference_load,
+)
 from kits.strategies import blueprint_data_mutations
 
 CORPUS = corpus_dir()
@@ -50,7 +58,7 @@ def repo(tmp_path: Path) -> RepoBuilder:
     return repo
 
 
-def rtx_source(repo: RepoBuilder) -> tuple[ModuleLoader, ModuleRecord, SourceRecord]:
+def rtx_source(repo: RepoBuilder) -> tuple[RecordingLoader, ModuleRecord, SourceRecord]:
     loader = repo.loader()
     module = loader.load("alpha._rtx")
     _, source_id, _ = find_export(module, "alpha._rtx.interface.run")
@@ -507,8 +515,8 @@ def test_an_interface_of_another_source_is_invalid(repo: RepoBuilder) -> None:
 # No discovery: repository size does not change what is opened
 
 
-def resolve_all(config_path: Path) -> ModuleLoader:
-    loader = ModuleLoader(load_config(config_path))
+def resolve_all(config_path: Path) -> RecordingLoader:
+    loader = RecordingLoader(load_config(config_path))
     loader.load_ancestry("alpha")
     terminal = loader.load_ancestry("alpha._rtx.leaf")[-2]
     _, source_id, source_interface = find_export(terminal, "alpha._rtx.interface.run")
@@ -586,7 +594,7 @@ def test_every_corpus_module_and_every_exported_source_interface_loads() -> None
 
 
 def test_a_corpus_route_opens_only_its_own_blueprints() -> None:
-    loader = ModuleLoader(load_config(CORPUS / "officina.toml"))
+    loader = RecordingLoader(load_config(CORPUS / "officina.toml"))
     loader.load_ancestry("daily-plan")
     terminal = loader.load_ancestry("list-manager._rtx")[-1]
     _, source_id, source_interface = find_export(terminal, "list-manager._rtx.interface.read-list")

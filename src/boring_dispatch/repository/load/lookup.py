@@ -15,9 +15,10 @@ never quote file content or absolute paths.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import Final, Protocol
 
 from boring_dispatch.errors import (
     BlueprintIdentityMismatch,
@@ -48,6 +49,8 @@ from boring_dispatch.repository.strict_yaml.load import load_yaml
 
 __all__ = [
     "BLUEPRINT_NAME",
+    "NO_FOLLOW_FILES",
+    "BlueprintFiles",
     "ModuleLoader",
     "find_export",
     "require_host_caller",
@@ -69,23 +72,47 @@ _FS_REASONS: Final = {
 }
 
 
+class BlueprintFiles(Protocol):
+    """How the loader reaches the disk: one read and one probe, both refusing unsafe paths."""
+
+    def read(self, path: Path, cap: int) -> bytes:
+        """The bytes of a regular file (see :func:`.files.read_regular`)."""
+        ...
+
+    def stat(self, path: Path) -> os.stat_result:
+        """Prove ``path`` is a regular file without reading it (see :func:`.files.stat_regular`)."""
+        ...
+
+
+class _NoFollowFiles:
+    """The real disk, through the no-follow, regular-file-only reader of :mod:`.files`."""
+
+    __slots__ = ()
+
+    def read(self, path: Path, cap: int) -> bytes:
+        return read_regular(path, cap)
+
+    def stat(self, path: Path) -> os.stat_result:
+        return stat_regular(path)
+
+
+#: What every loader uses unless told otherwise.
+NO_FOLLOW_FILES: Final[BlueprintFiles] = _NoFollowFiles()
+
+
 class ModuleLoader:
     """Loads and checks the blueprints of one request.
 
     Create one per request: it memoises the modules and sources it loaded
-    (so an ID named twice is read once) and nothing outlives it.
+    (so an ID named twice is read once) and nothing outlives it. Every file
+    it touches goes through ``files`` (the real disk unless told otherwise).
     """
 
-    def __init__(self, config: RepositoryConfig) -> None:
+    def __init__(self, config: RepositoryConfig, files: BlueprintFiles = NO_FOLLOW_FILES) -> None:
         self._config: Final = config
+        self._files: Final = files
         self._modules: dict[str, ModuleRecord] = {}
         self._sources: dict[str, SourceRecord] = {}
-        self._opened: list[Path] = []
-
-    @property
-    def opened_paths(self) -> tuple[Path, ...]:
-        """Every file this loader opened or probed, in order (an audit and test hook)."""
-        return tuple(self._opened)
 
     def load(self, module_id: str) -> ModuleRecord:
         """The checked blueprint of ``module_id``; see :meth:`load_ancestry`."""
@@ -196,9 +223,8 @@ class ModuleLoader:
 
     def _read_module_file(self, path: Path, module_id: str) -> bytes | None:
         """The file's bytes, or ``None`` when a component is missing."""
-        self._opened.append(path)
         try:
-            return read_regular(path, MAX_BLUEPRINT_BYTES)
+            return self._files.read(path, MAX_BLUEPRINT_BYTES)
         except FsRefusal as refusal:
             if refusal.reason == "missing":
                 return None
@@ -207,27 +233,25 @@ class ModuleLoader:
     def _read_source_file(self, module: ModuleRecord, authored: object, what: str) -> bytes:
         path = self._source_path(module, authored, what)
         try:
-            return read_regular(path, MAX_BLUEPRINT_BYTES)
+            return self._files.read(path, MAX_BLUEPRINT_BYTES)
         except FsRefusal as refusal:
             raise _source_fs_error(refusal, what, module.module_id) from None
 
     def _check_gateway_file(self, module: ModuleRecord, authored: str, what: str) -> None:
         path = self._source_path(module, authored, what)
         try:
-            stat_regular(path)
+            self._files.stat(path)
         except FsRefusal as refusal:
             raise _source_fs_error(refusal, what, module.module_id) from None
 
     def _source_path(self, module: ModuleRecord, authored: object, what: str) -> Path:
-        """An authored path below the module root (section 2.7), recorded as opened."""
+        """An authored path below the module root (section 2.7)."""
         parts = relative_parts(authored)
         if parts is None:
             raise UnsafeBlueprintPath(
                 f"{what}: unsafe relative path", target_module_id=module.module_id
             )
-        path = module.root.joinpath(*parts)
-        self._opened.append(path)
-        return path
+        return module.root.joinpath(*parts)
 
 
 def require_host_caller(caller: ModuleRecord) -> None:

@@ -15,12 +15,12 @@ from pathlib import Path
 from boring_dispatch.errors import BlueprintMalformed, RouteError
 from boring_dispatch.records import RepositoryConfig
 from boring_dispatch.repository import ids
+from boring_dispatch.repository.load.files import MAX_BLUEPRINT_BYTES, FsRefusal, read_regular
 from boring_dispatch.repository.strict_yaml.load import load_yaml
 
 __all__ = ["exported_interfaces", "iter_exports"]
 
 _BLUEPRINT = "blueprint.yaml"
-_MAX_BYTES = 1 << 20
 
 
 def iter_exports(config: RepositoryConfig) -> Iterator[tuple[str, str]]:
@@ -69,13 +69,10 @@ def _module_blueprints(root: Path) -> Iterator[tuple[str, Path]]:
 
 
 def _read(path: Path) -> dict[str, object]:
-    if path.is_symlink() or not path.is_file():
-        raise BlueprintMalformed(f"not a regular file: {path}")
+    # The routing path's reader: no symlink in any component, a regular file, capped,
+    # checked on the opened descriptor (no check-then-open race).
     try:
-        with path.open("rb") as handle:
-            data = handle.read(_MAX_BYTES + 1)
-    except OSError as error:
-        raise BlueprintMalformed(f"cannot read {path}: {error.strerror}") from None
-    if len(data) > _MAX_BYTES:
-        raise BlueprintMalformed(f"blueprint too large: {path}")
+        data = read_regular(path, MAX_BLUEPRINT_BYTES)
+    except FsRefusal as refusal:
+        raise BlueprintMalformed(f"cannot read {path}: {refusal.reason}") from None
     return load_yaml(data, what=str(path))
