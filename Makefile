@@ -22,8 +22,15 @@ $(DEV_STAMP): $(BIN)/python pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py
 
+# Branch coverage of src/, the CLI and MCP server processes the tests start included.
+COVERAGE_FLOOR := 90
+
 test: $(DEV_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/lint-imports --no-cache
+	rm -rf .coverage && mkdir -p .coverage
+	$(BIN)/coverage run -m pytest
+	$(BIN)/coverage combine --quiet
+	$(BIN)/coverage report --fail-under=$(COVERAGE_FLOOR)
 
 bench: $(DEV_STAMP)
 	$(BIN)/python bench/run.py
@@ -32,6 +39,8 @@ lint: $(DEV_STAMP)
 	$(BIN)/ruff format --check src tests bench examples
 	$(BIN)/ruff check src tests bench examples
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/vulture
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info
+	rm -rf $(VENV) .coverage .pytest_cache .mypy_cache .ruff_cache .hypothesis build src/*.egg-info

@@ -67,11 +67,15 @@ def _check_route(case: Case, route: Route, config: Path) -> None:
     }
     # The route carries the explanation of the decision, and the dry run shows it.
     actual["crossed_gates"] = list(route.crossed_gates)
-    actual["filters"] = list(route.policies)
-    assert dry_run_payload(route)["authorization"] == {
-        "crossed_gates": actual["crossed_gates"],
-        "policies": actual["filters"],
-    }
+    actual["filters"] = [f"{p.kind}:{p.owner_module_id}" for p in route.policies]
+    shown = dry_run_payload(route)["authorization"]
+    assert isinstance(shown, dict)
+    assert shown["crossed_gates"] == actual["crossed_gates"]
+    assert [f"{p['kind']}:{p['owner']}" for p in shown["policies"]] == actual["filters"]
+    assert shown["immediate_caller"] == route.immediate_caller
+    assert all(
+        p["admitted_by"] in {"self", "all_modules", "allowed_callers"} for p in shown["policies"]
+    )
     for key, value in wanted.items():
         assert actual[key] == value, f"{key}: {case.note}"
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from kits.plain_env import plain_environment
+
 OFF_THE_DRY_RUN_PATH = frozenset(
     {
         "argparse",
@@ -31,7 +33,12 @@ CONFIG = Path(__file__).resolve().parent / "corpus" / "famulus" / "officina.toml
 def _modules_after(code: str) -> set[str]:
     probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
     done = subprocess.run(
-        [sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-I", "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=plain_environment(),
     )
     return set(json.loads(done.stdout.splitlines()[-1]))
 

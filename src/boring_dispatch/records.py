@@ -16,6 +16,7 @@ from boring_dispatch._value import value
 
 __all__ = [
     "AUDIENCES",
+    "AdmittedPolicy",
     "CompiledBinding",
     "ExecLimits",
     "ExecutionResult",
@@ -136,6 +137,28 @@ class RouteWarning:
 
 
 @value
+class AdmittedPolicy:
+    """One access policy that admitted a call: the explanation a dry run shows."""
+
+    #: ``namespace-route``, ``namespace-interface`` or ``terminal-export``.
+    kind: str
+    owner_module_id: str
+    #: The immediate caller this policy judged.
+    caller_module_id: str
+    #: ``self`` (the owner calls itself), ``all_modules`` or ``allowed_callers``.
+    admitted_by: str
+
+    def to_json(self) -> dict[str, str]:
+        """The dry-run form."""
+        return {
+            "kind": self.kind,
+            "owner": self.owner_module_id,
+            "caller": self.caller_module_id,
+            "admitted_by": self.admitted_by,
+        }
+
+
+@value
 class Route:
     """A resolved, authorized and compiled request: everything needed to launch."""
 
@@ -163,8 +186,10 @@ class Route:
     module_roots: tuple[Path, ...] = ()
     #: Owners of the namespace gates the call crossed, outermost first.
     crossed_gates: tuple[str, ...] = ()
-    #: Every policy that admitted the call, as ``<kind>:<owner>``, in evaluation order.
-    policies: tuple[str, ...] = ()
+    #: Every policy that admitted the call, and why, in evaluation order.
+    policies: tuple[AdmittedPolicy, ...] = ()
+    #: The caller the terminal export admitted (the last crossed gate's owner, or the caller).
+    immediate_caller: str = ""
 
 
 @value

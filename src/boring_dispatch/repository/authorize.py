@@ -35,7 +35,7 @@ from boring_dispatch.errors import (
     ResolutionFailed,
     UnauthorizedCaller,
 )
-from boring_dispatch.records import ModuleRecord
+from boring_dispatch.records import AdmittedPolicy, ModuleRecord
 from boring_dispatch.repository import ids
 
 __all__ = [
@@ -119,9 +119,23 @@ class Authorization:
         return tuple(gate.route_owner_id for gate in self.gates)
 
     @property
-    def policies(self) -> tuple[str, ...]:
-        """Every evaluated policy as ``<kind>:<owner>``, in evaluation order."""
-        return tuple(f"{f.kind}:{f.owner_module_id}" for f in self.filters)
+    def policies(self) -> tuple[AdmittedPolicy, ...]:
+        """Every evaluated policy and why it admitted the call, in evaluation order."""
+        return tuple(
+            AdmittedPolicy(
+                kind=f.kind,
+                owner_module_id=f.owner_module_id,
+                caller_module_id=f.caller_module_id,
+                admitted_by=(
+                    "self"
+                    if f.caller_is_self
+                    else "all_modules"
+                    if f.allow_all_modules
+                    else "allowed_callers"
+                ),
+            )
+            for f in self.filters
+        )
 
 
 def authorize(  # noqa: PLR0913 (the stage contract: all keyword-only)

@@ -134,6 +134,7 @@ def _resolve(
         module_roots=config.module_roots,
         crossed_gates=authorization.crossed_gates,
         policies=authorization.policies,
+        immediate_caller=authorization.immediate_caller,
         security_level=level,
         output_audiences=output_audiences(interface),
         warnings=warnings,

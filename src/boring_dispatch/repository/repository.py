@@ -166,8 +166,9 @@ def dry_run_payload(route: Route) -> dict[str, object]:
     """The dry-run JSON object (BLUEPRINTS-V6 section 7.3, plus our additions).
 
     Adds ``security_level``, ``output_audiences``, the full child ``argv`` and
-    ``authorization`` (the crossed namespace gates and every policy that admitted
-    the call, in order) to the keys of the existing implementation.
+    ``authorization`` (the crossed namespace gates, the caller the terminal
+    export admitted, and every policy that admitted the call and why, in order)
+    to the keys of the existing implementation.
     """
     # Not process.launch: printing the command needs no subprocess machinery.
     from boring_dispatch.process._argv import child_argv
@@ -177,7 +178,8 @@ def dry_run_payload(route: Route) -> dict[str, object]:
         "argv": list(child_argv(route)),
         "authorization": {
             "crossed_gates": list(route.crossed_gates),
-            "policies": list(route.policies),
+            "immediate_caller": route.immediate_caller,
+            "policies": [policy.to_json() for policy in route.policies],
         },
         "caller_module_id": route.caller_module_id,
         "caller_source_id": None,

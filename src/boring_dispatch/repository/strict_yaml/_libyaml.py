@@ -63,7 +63,7 @@ if LIBYAML:
                 return _PLAIN if implicit[0] else _QUOTED
             return _SEQ if kind is SequenceNode else _MAP
 
-        def descend_resolver(self, current_node: object, current_index: object) -> None:
+        def descend_resolver(self, _node: object, _index: object) -> None:
             pass
 
         def ascend_resolver(self) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from boring_dispatch.errors import DispatchError
-from boring_dispatch.surfaces.cli.main import report_error
+from boring_dispatch.surfaces.cli._common import report_error
 
 __all__ = ["run"]
 
@@ -156,6 +156,6 @@ def _mcp(options: argparse.Namespace) -> int:
 
 def _seconds(text: str) -> float:
     """A positive, finite number of seconds (argparse type)."""
-    from boring_dispatch.surfaces.cli.main import positive_seconds
+    from boring_dispatch.surfaces.cli._common import positive_seconds
 
     return positive_seconds(text)

@@ -15,13 +15,13 @@ only for help and for invocations of an unusual shape (:func:`_quick_invocation`
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, TextIO
+from typing import TYPE_CHECKING, Final
 
 from boring_dispatch._value import value
-from boring_dispatch.errors import DispatchError, RouteError, RuntimeMisconfigured
+from boring_dispatch.errors import RouteError, RuntimeMisconfigured
+from boring_dispatch.surfaces.cli._common import positive_seconds, report_error, seconds_or_reason
 
 if TYPE_CHECKING:
     import argparse
@@ -194,7 +194,7 @@ def _valid(field: str, text: str) -> bool:
     if field == "error_format":
         return text in _ERROR_FORMATS
     if field == "timeout":
-        return not isinstance(_seconds_or_reason(text), str)
+        return not isinstance(seconds_or_reason(text), str)
     return True
 
 
@@ -249,31 +249,6 @@ def _run_invocation(options: _Invocation) -> int:
     return repository.run_streaming(route, stdin=data, limits=limits, trace_id=new_trace_id())
 
 
-def positive_seconds(text: str) -> float:
-    """Parse a positive, finite number of seconds (an argparse ``type``).
-
-    Raises:
-        argparse.ArgumentTypeError: ``text`` is not a number, or not a positive finite one.
-    """
-    seconds = _seconds_or_reason(text)
-    if isinstance(seconds, str):
-        import argparse
-
-        raise argparse.ArgumentTypeError(seconds)
-    return seconds
-
-
-def _seconds_or_reason(text: str) -> float | str:
-    """The number of seconds in ``text``, or why it is refused."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        return "expected a number of seconds"
-    if not math.isfinite(seconds) or seconds <= 0:
-        return "expected a positive number of seconds"
-    return seconds
-
-
 def _read_stdin(cap: int) -> bytes:
     from boring_dispatch.errors import InvalidRouteRequest
 
@@ -281,18 +256,3 @@ def _read_stdin(cap: int) -> bytes:
     if len(data) > cap:
         raise InvalidRouteRequest(f"stdin is larger than {cap} bytes")
     return data
-
-
-def report_error(error: DispatchError, error_format: str, stream: TextIO) -> None:
-    """Write one error: ``error: <message>`` or the JSON line of schema version 1.
-
-    A table error (``dispatcher names --registry ...``) has no module IDs: its JSON
-    line carries ``schema_version``, ``code`` and ``message`` only.
-    """
-    if error_format != "json":
-        stream.write(f"error: {error.message}\n")
-    elif isinstance(error, RouteError):
-        stream.write(json.dumps(error.to_json()) + "\n")
-    else:
-        payload = {"schema_version": 1, "code": error.code, "message": error.message}
-        stream.write(json.dumps(payload) + "\n")

@@ -1,0 +1,51 @@
+"""What the invocation and the subcommands share: reading seconds, and reporting one error."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TextIO
+
+from boring_dispatch.errors import DispatchError, RouteError
+
+__all__ = ["positive_seconds", "report_error", "seconds_or_reason"]
+
+
+def positive_seconds(text: str) -> float:
+    """Parse a positive, finite number of seconds (an argparse ``type``).
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` is not a number, or not a positive finite one.
+    """
+    seconds = seconds_or_reason(text)
+    if isinstance(seconds, str):
+        import argparse
+
+        raise argparse.ArgumentTypeError(seconds)
+    return seconds
+
+
+def seconds_or_reason(text: str) -> float | str:
+    """The number of seconds in ``text``, or why it is refused."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        return "expected a number of seconds"
+    if not math.isfinite(seconds) or seconds <= 0:
+        return "expected a positive number of seconds"
+    return seconds
+
+
+def report_error(error: DispatchError, error_format: str, stream: TextIO) -> None:
+    """Write one error: ``error: <message>`` or the JSON line of schema version 1.
+
+    A table error (``dispatcher names --registry ...``) has no module IDs: its JSON
+    line carries ``schema_version``, ``code`` and ``message`` only.
+    """
+    if error_format != "json":
+        stream.write(f"error: {error.message}\n")
+    elif isinstance(error, RouteError):
+        stream.write(json.dumps(error.to_json()) + "\n")
+    else:
+        payload = {"schema_version": 1, "code": error.code, "message": error.message}
+        stream.write(json.dumps(payload) + "\n")

@@ -1,0 +1,2 @@
+# Names vulture reports that are used by a protocol, not by our code (read by `make lint` only).
+exc_type  # the context-manager protocol's __exit__ signature (observe/audit.py)
