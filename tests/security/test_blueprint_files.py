@@ -23,7 +23,8 @@ import pytest
 from boring_dispatch.errors import RouteError
 from boring_dispatch.records import SourceRecord
 from boring_dispatch.repository.load.config import load_config
-from boring_dispatch.repository.load.lookup import ModuleLoader, find_export
+from boring_dispatch.repository.load.exports import find_export
+from boring_dispatch.repository.load.lookup import ModuleLoader
 from kits.blueprints import PUBLIC, RecordingLoader, RepoBuilder, dump, make_repo
 
 SENTINEL_VERSION = 99

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from boring_dispatch._quote import shown
 from boring_dispatch.errors import (
     InvalidCallerReference,
     InvalidInterfaceId,
@@ -63,11 +64,11 @@ def parse_module_id(text: object) -> tuple[str, ...]:
             the grammar.
     """
     if not isinstance(text, str) or not text or len(text) > _MAX_ID_LENGTH:
-        raise InvalidModuleId(f"invalid module id: {_shown(text)}")
+        raise InvalidModuleId(f"invalid module id: {shown(text)}")
     segments = tuple(text.split("."))
     first_ok = is_ordinary_segment(segments[0]) and is_local_segment(segments[0])
     if not first_ok or not all(is_local_segment(s) for s in segments[1:]):
-        raise InvalidModuleId(f"invalid module id: {_shown(text)}", target_module_id=text)
+        raise InvalidModuleId(f"invalid module id: {shown(text)}", target_module_id=text)
     return segments
 
 
@@ -79,16 +80,16 @@ def parse_interface_id(text: object) -> tuple[str, str]:
             ordinary segment, or the module part is not a valid module ID.
     """
     if not isinstance(text, str) or len(text) > _MAX_ID_LENGTH:
-        raise InvalidInterfaceId(f"invalid interface id: {_shown(text)}")
+        raise InvalidInterfaceId(f"invalid interface id: {shown(text)}")
     if text.count(INTERFACE_MARK) != 1:
-        raise InvalidInterfaceId(f"invalid interface id: {_shown(text)}")
+        raise InvalidInterfaceId(f"invalid interface id: {shown(text)}")
     module_id, name = text.split(INTERFACE_MARK)
     if not is_ordinary_segment(name):
-        raise InvalidInterfaceId(f"invalid interface id: {_shown(text)}")
+        raise InvalidInterfaceId(f"invalid interface id: {shown(text)}")
     try:
         parse_module_id(module_id)
     except InvalidModuleId:
-        raise InvalidInterfaceId(f"invalid interface id: {_shown(text)}") from None
+        raise InvalidInterfaceId(f"invalid interface id: {shown(text)}") from None
     return module_id, name
 
 
@@ -137,7 +138,7 @@ def resolve_caller_reference(owner: str, reference: str) -> str:
     owner_segments = owner.split(".")
     if not suffix or climb >= len(owner_segments):
         raise InvalidCallerReference(
-            f"invalid caller reference {_shown(reference)} for owner {owner}",
+            f"invalid caller reference {shown(reference)} for owner {owner}",
             target_module_id=owner,
         )
     base = owner_segments[: len(owner_segments) - climb]
@@ -161,9 +162,3 @@ def parse_pin(text: str) -> tuple[str, int | None]:
     if sep and _PIN.fullmatch(tail) and int(tail) >= 1:
         return head, int(tail)
     return text, None
-
-
-def _shown(value: object) -> str:
-    """A bounded, escaped rendering of a rejected ID for messages."""
-    text = value if isinstance(value, str) else type(value).__name__
-    return repr(text[:120])

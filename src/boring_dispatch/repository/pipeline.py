@@ -26,12 +26,12 @@ from boring_dispatch.repository.facts.audiences import output_audiences
 from boring_dispatch.repository.facts.certification import certification_warnings
 from boring_dispatch.repository.facts.levels import derive_level
 from boring_dispatch.repository.load.config import load_config
-from boring_dispatch.repository.load.lookup import (
-    ModuleLoader,
+from boring_dispatch.repository.load.exports import (
     find_export,
     require_host_caller,
     select_interface,
 )
+from boring_dispatch.repository.load.lookup import ModuleLoader
 
 __all__ = ["resolve_route"]
 

@@ -18,12 +18,12 @@ from hypothesis import event, given
 from boring_dispatch.errors import RouteError
 from boring_dispatch.records import ModuleRecord, SourceRecord
 from boring_dispatch.repository.load.config import load_config
-from boring_dispatch.repository.load.lookup import (
-    ModuleLoader,
+from boring_dispatch.repository.load.exports import (
     find_export,
     require_host_caller,
     select_interface,
 )
+from boring_dispatch.repository.load.lookup import ModuleLoader
 from kits.blueprints import (
     DROP,
     RecordingLoader,

@@ -14,7 +14,8 @@ from boring_dispatch.repository import ids
 from boring_dispatch.repository.facts.audiences import output_audiences
 from boring_dispatch.repository.facts.levels import derive_level
 from boring_dispatch.repository.load.config import load_config
-from boring_dispatch.repository.load.lookup import ModuleLoader, find_export, select_interface
+from boring_dispatch.repository.load.exports import find_export, select_interface
+from boring_dispatch.repository.load.lookup import ModuleLoader
 from boring_dispatch.repository.repository import Repository
 
 __all__ = ["Description", "describe", "render_description"]

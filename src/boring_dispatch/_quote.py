@@ -1,0 +1,30 @@
+"""One rule for showing an untrusted value inside a message or a log line.
+
+Messages may name what was refused (a tool name, a module ID, a version) but
+must never carry a payload, a control sequence or an unbounded string. Every
+message that quotes a requested value goes through :func:`shown`:
+
+- a string is ``repr``-quoted and cut to ``limit`` characters (``...`` marks a
+  cut); ``repr`` escapes every character Python does not consider printable,
+  so control characters, line and paragraph separators, bidi overrides and
+  other format characters appear as ``\\x..``/``\\u....`` escapes, never raw;
+- an ``int`` (not a ``bool``) of at most 18 digits is shown as digits;
+- anything else is shown as its type only: ``<float>``, ``<dict>``, ``<bool>``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["shown"]
+
+_DIGITS_BOUND: Final = 10**18
+
+
+def shown(value: object, limit: int = 120) -> str:
+    """``value`` as it may appear in a message; see the module docstring."""
+    if type(value) is str:
+        return repr(value[:limit]) + ("..." if len(value) > limit else "")
+    if type(value) is int and -_DIGITS_BOUND < value < _DIGITS_BOUND:
+        return str(value)
+    return f"<{type(value).__name__}>"
