@@ -35,7 +35,7 @@ def test_bounded_ints_are_digits_and_everything_else_is_a_type_name() -> None:
     assert shown(42) == "42"
     assert shown(-(10**17)) == str(-(10**17))
     assert shown(10**18) == "<int>"
-    assert shown(True) == "<bool>"
+    assert shown(True) == "<bool>"  # noqa: FBT003 - a bool is the value under test
     assert shown(1.5) == "<float>"
     assert shown(None) == "<NoneType>"
     assert shown({"a": 1}) == "<dict>"
