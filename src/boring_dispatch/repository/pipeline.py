@@ -12,13 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from boring_dispatch._value import value
 from boring_dispatch.errors import (
     InvalidRouteRequest,
     RouteError,
     SecurityLevelMismatch,
     SecurityLevelUnavailable,
 )
-from boring_dispatch.records import Route, RouteRequest
+from boring_dispatch.records import ModuleRecord, Route, RouteRequest, SourceRecord
 from boring_dispatch.repository import ids
 from boring_dispatch.repository.authorize import authorize
 from boring_dispatch.repository.bind.binding import compile_binding, python_target
@@ -33,7 +34,51 @@ from boring_dispatch.repository.load.exports import (
 )
 from boring_dispatch.repository.load.lookup import ModuleLoader
 
-__all__ = ["resolve_route"]
+__all__ = ["Target", "resolve_route", "resolve_target"]
+
+
+@value
+class Target:
+    """What the resolve stage finds for a target export: the facts every later stage reads."""
+
+    #: The target's ancestry, outermost first; the last is the terminal module.
+    ancestry: tuple[ModuleRecord, ...]
+    #: ``exports.<target>`` of the terminal module.
+    export: Mapping[str, object]
+    source: SourceRecord
+    #: ``<terminal>.source.<name>.interface.<name>``.
+    source_interface_id: str
+    #: The selected source interface's body, at ``version``.
+    interface: Mapping[str, object]
+    version: int
+
+    @property
+    def terminal(self) -> ModuleRecord:
+        """The module that exports the target."""
+        return self.ancestry[-1]
+
+
+def resolve_target(loader: ModuleLoader, target: str, version: int | None) -> Target:
+    """Load the target's ancestry, export, source and source interface (section 5.1, 3-7).
+
+    The one place that does so: requests and ``describe`` share it.
+
+    Raises:
+        RouteError: the loading or selection error of the first step that refuses.
+    """
+    module_id, _ = ids.parse_interface_id(target)
+    ancestry = loader.load_ancestry(module_id)
+    export, source_id, source_interface_id = find_export(ancestry[-1], target)
+    source = loader.load_source(ancestry[-1], source_id)
+    interface, selected = select_interface(source, source_interface_id, version)
+    return Target(
+        ancestry=ancestry,
+        export=export,
+        source=source,
+        source_interface_id=source_interface_id,
+        interface=interface,
+        version=selected,
+    )
 
 
 def resolve_route(
@@ -73,11 +118,9 @@ def _resolve(
     caller_ancestry = loader.load_ancestry(request.caller)
     if request.host:
         require_host_caller(caller_ancestry[-1])
-    target_ancestry = loader.load_ancestry(target_module_id)
-    terminal = target_ancestry[-1]
-    export, source_id, source_interface_id = find_export(terminal, request.target)
-    source = loader.load_source(terminal, source_id)
-    interface, version = select_interface(source, source_interface_id, request.version)
+    target = resolve_target(loader, request.target, request.version)
+    target_ancestry, terminal, interface = target.ancestry, target.terminal, target.interface
+    source, source_id, version = target.source, target.source.source_id, target.version
 
     # tier gate (MCP): the level is derived from the current blueprint, never stored
     try:
@@ -108,7 +151,7 @@ def _resolve(
         caller=request.caller,
         target=request.target,
         target_ancestry=target_ancestry,
-        export=export,
+        export=target.export,
         version=version,
     )
 
@@ -125,7 +168,7 @@ def _resolve(
         target_module_id=target_module_id,
         interface_version=version,
         implementing_source_id=source_id,
-        script_interface=source_interface_id,
+        script_interface=target.source_interface_id,
         binding=binding,
         python_target=python_target(terminal, source, binding.entry),
         cwd=terminal.root,

@@ -10,12 +10,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from boring_dispatch.errors import SecurityLevelUnavailable
-from boring_dispatch.repository import ids
 from boring_dispatch.repository.facts.audiences import output_audiences
 from boring_dispatch.repository.facts.levels import derive_level
 from boring_dispatch.repository.load.config import load_config
-from boring_dispatch.repository.load.exports import find_export, select_interface
 from boring_dispatch.repository.load.lookup import ModuleLoader
+from boring_dispatch.repository.pipeline import resolve_target
 from boring_dispatch.repository.repository import Repository
 
 __all__ = ["Description", "describe", "render_description"]
@@ -43,14 +42,10 @@ def describe(repository: Repository, interface: str) -> Description:
     Raises:
         RouteError: the same loading errors a request for it would see.
     """
-    module_id, _ = ids.parse_interface_id(interface)
-    loader = ModuleLoader(load_config(repository.config_path))
-    terminal = loader.load(module_id)
-    _, source_id, source_interface_id = find_export(terminal, interface)
-    source = loader.load_source(terminal, source_id)
-    body, version = select_interface(source, source_interface_id, None)
+    target = resolve_target(ModuleLoader(load_config(repository.config_path)), interface, None)
+    body, version = target.interface, target.version
     try:
-        level: int | None = derive_level(body, terminal)
+        level: int | None = derive_level(body, target.terminal)
     except SecurityLevelUnavailable:
         level = None
     binding = body.get("process_binding")
