@@ -10,7 +10,8 @@ the reply. The request carries only what the gateway may choose::
 Each message is a 4-byte big-endian length and that many bytes of JSON. The
 parent builds the :class:`~boring_dispatch.types.RouteRequest` itself: the
 caller is the route's terminal module, ``host`` is false, the level ceiling is
-the route's derived level, and the repository is the route's configuration.
+the route's derived level (0 when the level is unavailable: fail closed), and
+the repository is the route's configuration.
 Nothing the child sends or holds in memory can change those. An unknown field
 (``caller``, ``max_level``...), a wrong type or bad base64 is
 ``dispatcher.invalid_request``; a message over the size cap gets that reply
@@ -43,6 +44,8 @@ _HEADER_BYTES: Final = 4  # big-endian length
 _KEYS: Final = frozenset({"interface", "version", "positionals", "options", "stdin"})
 _JOIN_GRACE_S: Final = 10.0
 _OVERHEAD: Final = 1 << 20
+#: The ceiling of a route whose level is unavailable: read-only interfaces only.
+_LOWEST_LEVEL: Final = 0
 
 
 class MessageTooLarge(Exception):
@@ -166,7 +169,8 @@ class Broker:
             argv=projection_argv(positionals, options),
             stdin=data is not None,
             host=False,
-            max_level=route.security_level,
+            # No level means nothing is known of the route: the lowest ceiling (fail closed).
+            max_level=_LOWEST_LEVEL if route.security_level is None else route.security_level,
         )
         remaining = self._deadline - time.monotonic()
         if remaining <= 0:
