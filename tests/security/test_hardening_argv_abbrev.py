@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -57,7 +58,7 @@ DECLARED: Final = _secret_interface(
 )
 
 
-def _compile(interface: dict[str, object], argv: list[str]) -> tuple[str, ...]:
+def _compile(interface: Mapping[str, object], argv: list[str]) -> tuple[str, ...]:
     return compile_binding(interface, interface_id=IID, argv=argv, stdin=False).command
 
 

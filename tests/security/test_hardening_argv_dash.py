@@ -215,7 +215,7 @@ _LOOKALIKES: Final = [
     "-vh",
 ]
 _TEXT: Final = st.text(
-    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=10
+    st.characters(blacklist_categories=["Cs"], blacklist_characters="\x00"), max_size=10
 )
 VALUE: Final = st.one_of(
     st.sampled_from(_LOOKALIKES),

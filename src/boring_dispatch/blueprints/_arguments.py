@@ -376,7 +376,7 @@ def _tokens(value: object) -> list[str]:
 
 def _dash_led(token: str) -> bool:
     """A token an argparse-style parser would read as an option (a lone ``-`` is data)."""
-    return token.startswith("-") and token != "-"
+    return token.startswith("-") and len(token) > 1
 
 
 def _values(tokens: list[str]) -> list[str]:
