@@ -264,7 +264,7 @@ def _client_forms(positionals: list[str]) -> list[tuple[str, ...]]:
 # Compiled commands, read by the gateway's parser in process
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(positionals=POSITIONALS)
 def test_argument_mode_positionals_reach_the_parser_as_positionals(
     config: Path, positionals: list[str]
@@ -275,7 +275,7 @@ def test_argument_mode_positionals_reach_the_parser_as_positionals(
         assert _gateway_view(command) == _as_positionals(positionals)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(positionals=POSITIONALS)
 def test_pattern_mode_positionals_from_a_projection_reach_the_parser_as_positionals(
     config: Path, positionals: list[str]
@@ -286,7 +286,7 @@ def test_pattern_mode_positionals_from_a_projection_reach_the_parser_as_position
     assert _gateway_view(command) == _as_positionals(positionals)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     first=_TEXT.filter(lambda text: not text.startswith("-")),
     name=VALUE.filter(lambda value: not value.startswith("--")),
