@@ -27,6 +27,7 @@ import io
 import json
 import textwrap
 from collections.abc import Iterator
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, Final
 
@@ -236,8 +237,6 @@ def _gateway_view(command: tuple[str, ...]) -> dict[str, Any]:
     err = io.StringIO()
     parser = build_parser()
     try:
-        from contextlib import redirect_stderr, redirect_stdout
-
         with redirect_stdout(err), redirect_stderr(err):
             return vars(parser.parse_args(list(command)))
     except SystemExit:
