@@ -29,8 +29,9 @@ automaton cannot tell longer runs apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
+
+from boring_dispatch._value import value
 
 __all__ = ["Item", "glob_items", "literal_text", "regex_items", "stays_under"]
 
@@ -48,7 +49,7 @@ _MAX_COUNT_DIGITS: Final = 9
 _WIDEN_ABOVE: Final = 4
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Item:
     """``symbols`` (a subset of ``/``, ``.``, other) repeated ``minimum``..``maximum`` times."""
 
@@ -59,7 +60,7 @@ class Item:
     char: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class _ClassSet:
     """What a ``[...]`` set may contain, and which of ``.``/``/`` it surely contains."""
 
