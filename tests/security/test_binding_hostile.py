@@ -257,8 +257,10 @@ def test_hostile_tokens_pass_through_pattern_mode_byte_for_byte() -> None:
 
 
 def test_hostile_tokens_pass_through_argument_mode_as_values() -> None:
-    argv = ["--", *HOSTILE_ARGV_TOKENS]
-    assert compile_(STRING_ARG, argv) == tuple(HOSTILE_ARGV_TOKENS)
+    # After "--" again whenever one begins with "-"; the value "--" itself is refused.
+    values = [token for token in HOSTILE_ARGV_TOKENS if token != "--"]
+    assert compile_(STRING_ARG, ["--", *values]) == ("--", *values)
+    refused(STRING_ARG, ["--", *HOSTILE_ARGV_TOKENS])
 
 
 def test_a_flag_shaped_value_cannot_inject_a_flag_pattern_match() -> None:

@@ -110,5 +110,7 @@ def test_a_nested_call_to_an_interface_without_a_level_fails_closed(
     assert _reach(config, caller, "none") == {"refused": "dispatcher.security_level_unavailable"}
 
 
-def test_a_route_without_a_level_sets_no_ceiling(config: Path) -> None:
-    assert _reach(config, "none", "2") == {"exit_code": 0, "stdout": "hello\n"}
+def test_a_route_without_a_level_gets_the_lowest_ceiling(config: Path) -> None:
+    # Fail closed (tests/security/test_hardening_argv_ceiling.py has the family).
+    assert _reach(config, "none", "0") == {"exit_code": 0, "stdout": "hello\n"}
+    assert _reach(config, "none", "2") == {"refused": "dispatcher.security_level_mismatch"}

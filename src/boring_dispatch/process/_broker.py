@@ -7,11 +7,14 @@ the reply. The request carries only what the gateway may choose::
     {"interface": str, "version": int, "positionals": [str], "options": {...},
      "stdin": null | base64 str}
 
-Each message is a 4-byte big-endian length and that many bytes of JSON. The
-parent builds the :class:`~boring_dispatch.records.RouteRequest` itself: the
+Each message is a 4-byte big-endian length and that many bytes of JSON
+(:mod:`boring_dispatch.process.wire`). The broker checks the message and the
+time left; the decision is the injected :data:`NestedInvoke`, supplied by the
+table that launched the route (the repository builds the request itself: the
 caller is the route's terminal module, ``host`` is false, the level ceiling is
-the route's derived level, and the repository is the route's configuration.
-Nothing the child sends or holds in memory can change those. An unknown field
+the route's derived level, 0 when that is unavailable, and the repository is
+the route's configuration). Nothing the child sends or holds in memory can
+change those. An unknown field
 (``caller``, ``max_level``...), a wrong type or bad base64 is
 ``dispatcher.invalid_request``; a message over the size cap gets that reply
 and ends the broker (the stream cannot be resynchronised). The nested call runs

@@ -108,8 +108,9 @@ def _resolve(
     request: RouteRequest,
     certification_status: Mapping[str, object] | None,
 ) -> Route:
-    if not isinstance(request.caller, str) or not request.caller:
-        raise InvalidRouteRequest("caller must be a non-empty string")
+    if not isinstance(request.caller, str):
+        raise InvalidRouteRequest("caller must be a string")
+    # An empty caller is a malformed module ID like any other (invalid_module_id, as v6).
     target_module_id, _ = ids.parse_interface_id(request.target)
     config = load_config(config_path)
     loader = ModuleLoader(config)

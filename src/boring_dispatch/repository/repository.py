@@ -16,6 +16,9 @@ from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteReq
 from boring_dispatch.repository.load.config import load_config
 from boring_dispatch.repository.pipeline import resolve_route
 
+#: The nested-call ceiling of a route whose level is unavailable: read-only interfaces only.
+_LOWEST_LEVEL: Final = 0
+
 if TYPE_CHECKING:
     from boring_dispatch.process.launch import NestedCall, NestedInvoke
 
@@ -133,9 +136,9 @@ def _nested_calls(route: Route, trace_id: str | None) -> NestedInvoke:
     """How the gateway of ``route`` calls other interfaces: decided here, never by the child.
 
     The caller is the route's terminal module, ``host`` is false, the level
-    ceiling is the route's derived level, and the repository is the route's
-    configuration; the child chooses only the interface, version, arguments
-    and stdin.
+    ceiling is the route's derived level (0 when the level is unavailable: fail
+    closed), and the repository is the route's configuration; the child chooses
+    only the interface, version, arguments and stdin.
     """
 
     def invoke(call: NestedCall, stdin: bytes | None, limits: ExecLimits) -> ExecutionResult:
@@ -148,7 +151,8 @@ def _nested_calls(route: Route, trace_id: str | None) -> NestedInvoke:
             argv=projection_argv(call.positionals, call.options),
             stdin=stdin is not None,
             host=False,
-            max_level=route.security_level,
+            # No level means nothing is known of the route: the lowest ceiling (fail closed).
+            max_level=_LOWEST_LEVEL if route.security_level is None else route.security_level,
         )
         return Repository(route.config_path).invoke(
             request, stdin=stdin, limits=limits, trace_id=trace_id

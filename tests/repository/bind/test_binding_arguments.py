@@ -319,12 +319,19 @@ def test_tokens_after_double_dash_are_positional() -> None:
     interface = iface(
         {"a": arg(), "b": arg(), "m": arg()}, {"a": pos(0), "b": pos(1), "m": opt("--m", OPT)}
     )
-    assert compile_(interface, "x", "--m", "v", "--", "--m").command == ("x", "--m", "--m", "v")
+    # A dash-led positional: the named arguments first, then "--" (SECURITY D2).
+    assert compile_(interface, "x", "--m", "v", "--", "--m").command == (
+        "--m",
+        "v",
+        "--",
+        "x",
+        "--m",
+    )
 
 
 def test_single_dash_tokens_are_positional() -> None:
     interface = iface({"a": arg()}, {"a": pos(0)})
-    assert compile_(interface, "-x").command == ("-x",)
+    assert compile_(interface, "-x").command == ("--", "-x")
 
 
 def test_positionals_fill_greedily_leaving_later_minimums() -> None:
@@ -348,13 +355,14 @@ def test_an_option_takes_values_up_to_its_maximum_or_the_next_name() -> None:
             "flag": {"kind": "switch", "name": "--on"},
         },
     )
-    assert compile_(interface, "--tags", "a", "-b", "c", "--on").command == (
+    assert compile_(interface, "--tags", "a", "b", "c", "--on").command == (
         "--on",
         "--tags",
         "a",
-        "-b",
+        "b",
         "c",
     )
+    refused(interface, "--tags", "a", "-b", "c")  # no form keeps "-b" one of several values
     assert refused(interface, "--tags").endswith("missing option value for --tags")
     refused(interface, "--tags", "a", "--off")
     refused(interface, "--on", "x")
@@ -513,7 +521,8 @@ def test_an_ill_typed_default_is_refused(type_: dict[str, object], default: obje
 
 @pytest.mark.parametrize("text", ["0", "7", "-12", "007", "123456789012345678901234567890"])
 def test_integers_are_optional_minus_and_ascii_digits(text: str) -> None:
-    assert one_value({"kind": "integer"}, text) == [str(int(text))]
+    separator = ["--"] if text.startswith("-") else []
+    assert one_value({"kind": "integer"}, text) == [*separator, str(int(text))]
 
 
 @pytest.mark.parametrize(
@@ -529,7 +538,8 @@ def test_integers_refuse_everything_else(text: str) -> None:
 def test_numbers_accept_plain_decimal_notation_and_integers_stay_integers(
     text: str, out: str
 ) -> None:
-    assert one_value({"kind": "number"}, "--", text) == [out]
+    separator = ["--"] if out.startswith("-") else []
+    assert one_value({"kind": "number"}, "--", text) == [*separator, out]
 
 
 @pytest.mark.parametrize(
@@ -678,7 +688,7 @@ def test_malformed_types_are_refused(type_: dict[str, object]) -> None:
 
 def test_path_like_kinds_are_strings() -> None:
     for kind in ("path", "file", "dir", "duration"):
-        assert one_value({"kind": kind}, "--", "-weird name") == ["-weird name"]
+        assert one_value({"kind": kind}, "--", "-weird name") == ["--", "-weird name"]
 
 
 def test_deeply_nested_list_types_are_refused() -> None:

@@ -6,7 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from boring_dispatch.surfaces.cli.main import _Invocation, _parsed_invocation, _quick_invocation
+from boring_dispatch.surfaces.cli.main import (
+    _Invocation,
+    _parsed_invocation,
+    _quick_invocation,
+)
 
 OPTIONS = (
     "--config",

@@ -43,7 +43,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from boring_dispatch._value import value
 from boring_dispatch.observe.trace import TRACE_ID_ENV, span, valid_trace_id
@@ -51,6 +51,9 @@ from boring_dispatch.process import context
 from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, SEPARATOR
 from boring_dispatch.process.child import _confined, _deadline
 from boring_dispatch.process.child import interface as gateway
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = [
     "LIMIT_KEYS",
@@ -343,8 +346,31 @@ def _run(instance: gateway.Interface | gateway.ArgvInterface, command: Sequence[
         parser = instance.build_parser()
         if not isinstance(parser, argparse.ArgumentParser):
             raise TypeError("build_parser() must return an argparse.ArgumentParser")
+        _without_abbreviations(parser)
         return exit_code(instance.run(parser.parse_args(list(command))))
     return exit_code(instance.run(list(command)))
+
+
+def _without_abbreviations(parser: argparse.ArgumentParser) -> None:
+    """Make ``parser`` and every subparser accept exact option names only.
+
+    argparse expands an unambiguous prefix by default (``--toke`` -> ``--token``),
+    so a flag the dispatcher checked by its exact spelling (secret, forbidden,
+    allowed) could reach the gateway under another one. ``allow_abbrev`` is read
+    at parse time, so setting it here is enough.
+    """
+    import argparse
+
+    pending, seen = [parser], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        current.allow_abbrev = False
+        for action in current._actions:  # noqa: SLF001 - argparse keeps subparsers only here
+            if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+                pending.extend(action.choices.values())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

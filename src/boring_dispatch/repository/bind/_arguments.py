@@ -17,6 +17,11 @@ Steps, each refusing with :class:`BindingRefusedError`:
 4. **Values** are typed (``_argtypes``), stdin rules applied, defaults filled.
 5. **Emission:** ``args_prefix``, positionals by position, caller named
    arguments sorted by argument ID, fixed named arguments sorted by flag name.
+   No value can turn into a flag of the gateway's parser (SECURITY D2): when a
+   positional begins with ``-`` the named arguments come first, then ``--``,
+   then the positionals; a single option value that begins with ``-`` is
+   written ``--name=value``; a dash-led item of a multi-value option and the
+   value ``--`` are refused.
 """
 
 from __future__ import annotations
@@ -369,7 +374,39 @@ def _tokens(value: object) -> list[str]:
     return [text_of(value)]
 
 
+def _dash_led(token: str) -> bool:
+    """A token an argparse-style parser would read as an option (a lone ``-`` is data)."""
+    return token.startswith("-") and len(token) > 1
+
+
+def _values(tokens: list[str]) -> list[str]:
+    """Value tokens; ``--`` cannot be one (argparse drops a second ``--``)."""
+    if "--" in tokens:
+        raise BindingRefusedError("the value '--' cannot be passed to the gateway")
+    return tokens
+
+
+def _option(name: str, value: object) -> list[str]:
+    """An option and its values, so that no value can be read as another option.
+
+    One value that begins with ``-`` is written ``--name=value``; several values
+    have no such form, so a dash-led one among them is refused.
+    """
+    tokens = _values(_tokens(value))
+    if not any(_dash_led(token) for token in tokens):
+        return [name, *tokens]
+    if len(tokens) == 1:
+        return [f"{name}={tokens[0]}"]
+    raise BindingRefusedError(f"a value of the multi-value option {name} begins with '-'")
+
+
 def _emit(layout: _Layout, values: Mapping[str, object]) -> list[str]:
+    """Positionals, caller options, fixed options; ``--`` before dash-led positionals.
+
+    When a positional begins with ``-``, the options come first and ``--``
+    precedes the positionals, so the gateway's parser reads each of them as a
+    value (BLUEPRINTS-V6 6.3 leaves the order otherwise unchanged).
+    """
     positional: list[tuple[int, object]] = [
         (f.position, f.value) for f in layout.fixed if f.kind == "positional"
     ]
@@ -378,17 +415,20 @@ def _emit(layout: _Layout, values: Mapping[str, object]) -> list[str]:
         for c in layout.callers.values()
         if c.kind == "positional" and c.arg_id in values
     ]
-    out: list[str] = []
+    positionals: list[str] = []
     for _, value in sorted(positional, key=lambda item: item[0]):
-        out += _tokens(value)
+        positionals += _values(_tokens(value))
+    named: list[str] = []
     for arg_id, caller in sorted(layout.callers.items()):
         if caller.kind not in {"option", "switch"} or arg_id not in values:
             continue
         value = values[arg_id]
         if caller.kind == "switch":
-            out += [caller.name] if value is True else []
+            named += [caller.name] if value is True else []
         else:
-            out += [caller.name, *_tokens(value)]
+            named += _option(caller.name, value)
     for fixed in sorted((f for f in layout.fixed if f.name), key=lambda f: f.name):
-        out += [fixed.name] if fixed.kind == "switch" else [fixed.name, *_tokens(fixed.value)]
-    return out
+        named += [fixed.name] if fixed.kind == "switch" else _option(fixed.name, fixed.value)
+    if any(_dash_led(token) for token in positionals):
+        return [*named, "--", *positionals]
+    return positionals + named

@@ -13,7 +13,9 @@ pattern keys, non-boolean ``allow_stdin``, positional indexes that are not
 plain digits and invalid flag names are refused instead of ignored; an
 invalid or unsafe regex is a refusal, never a traceback (see ``_regex``);
 positional values longer than 4096 characters never match a positional
-pattern (the cap upstream applies to flag values).
+pattern (the cap upstream applies to flag values); a ``--x`` flag the pattern
+does not declare and that abbreviates a ``forbidden_flags`` entry (``--forc``
+for ``--force``) counts as that forbidden flag, since argparse would expand it.
 """
 
 from __future__ import annotations
@@ -236,7 +238,19 @@ def _matches(pattern: _Pattern, tokens: _Tokens, stdin: bool) -> bool:
 def _flag_sets_fit(pattern: _Pattern, provided: set[str]) -> bool:
     if not pattern.required <= provided or pattern.forbidden & provided:
         return False
+    if any(_abbreviates(flag, pattern) for flag in provided):
+        return False
     return pattern.allowed is None or provided <= pattern.allowed
+
+
+def _abbreviates(flag: str, pattern: _Pattern) -> bool:
+    """``--forc`` for a forbidden ``--force``: argparse would expand it to that flag.
+
+    A flag the pattern declares itself is taken as the gateway's own exact flag.
+    """
+    if len(flag) <= 2 or not flag.startswith("--") or flag in pattern.declared:
+        return False
+    return any(forbidden.startswith(flag) for forbidden in pattern.forbidden)
 
 
 def _count_fits(pattern: _Pattern, count: int) -> bool:

@@ -116,8 +116,8 @@ def _compile(interface: object, argv: object, stdin: object) -> CompiledBinding:
         raise BindingRefusedError("entry must be a non-empty string")
     prefix = string_list(binding.get("args_prefix", []), "args_prefix")
     if "patterns" in binding:
+        _refuse_secret_flags(interface, caller_argv)  # first: its message is the useful one
         pattern = match_patterns(binding, caller_argv, stdin)
-        _refuse_secret_flags(interface, caller_argv)
         tokens, decision = list(caller_argv), stdin
     else:
         pattern = ""
@@ -134,18 +134,24 @@ def _refuse_secret_flags(interface: Mapping[str, object], argv: tuple[str, ...])
 
     Argv is visible in ``/proc/<pid>/cmdline``, so secrets only ever travel on stdin.
     Pattern-mode contracts name arguments by ID; the flag spelling ``--<id>`` is the
-    convention every corpus interface follows. A secret passed positionally cannot be
-    recognised here: declare such interfaces in argument mode with a stdin binding.
+    convention every corpus interface follows. Any abbreviation of it (``--i``,
+    ``--toke`` for ``--token``, with or without ``=value``) is refused too: an
+    argparse-style parser expands an unambiguous prefix to the full flag. A secret
+    passed positionally cannot be recognised here: declare such interfaces in
+    argument mode with a stdin binding.
     """
-    secrets = {f"--{arg_id}" for arg_id in secret_arguments(interface)}
+    secrets = [f"--{arg_id}" for arg_id in secret_arguments(interface)]
     if not secrets:
         return
     for token in argv:
         if token == "--":  # noqa: S105 - the end-of-options marker, not a password
             return
-        if token.partition("=")[0] in secrets:
-            flag = token.partition("=")[0]
-            raise BindingRefusedError(f"secret argument {flag} must travel on stdin, not argv")
+        name = token.partition("=")[0]
+        if len(name) > 2 and name.startswith("--"):
+            flag = next((secret for secret in secrets if secret.startswith(name)), None)
+            if flag is not None:
+                message = f"secret argument {flag} must travel on stdin, not argv"
+                raise BindingRefusedError(message)
 
 
 def _checked_argv(argv: object, what: str) -> tuple[str, ...]:

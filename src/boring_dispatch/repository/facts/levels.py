@@ -35,16 +35,18 @@ n/a    ``contract``, ``contract.execution`` or ``contract.direct_io`` is
 ``path``, or whose path has a ``.`` or ``..`` segment, is never inside.
 Otherwise, with ``path_match`` defaulting to ``exact``:
 
-* ``exact`` (or a ``glob`` without ``*?[``): equal to an owned ``exact``
-  path, or fully matched by an owned ``regex`` (paths over 4096 characters
-  never match);
-* ``regex``: textually identical to an owned ``regex``, or (no ``|``, starts
-  with ``^``) its literal head lies under an owned subtree;
-* ``glob``: its literal head (text before the first ``*?[``) lies under an
-  owned subtree.
+* ``exact``: equal to an owned ``exact`` path, or fully matched by an owned
+  ``regex`` (paths over 4096 characters never match);
+* ``regex``: textually identical to an owned ``regex``; otherwise judged by
+  what it can match, like a glob;
+* ``regex`` and ``glob``: inside when the pattern matches one literal path that
+  is inside by the ``exact`` rule, or when every path it can match starts with
+  an owned subtree and has no ``.`` or ``..`` segment. A construct the analysis
+  does not model (groups, alternation, numeric escapes, flags, braces...) is
+  outside; see :mod:`~boring_dispatch.repository.facts._path_scope`.
 
 An owned subtree is an owned ``regex`` of the exact form ``^<literal>/.*$``
-(``<literal>`` made of plain or backslash-escaped characters); a head lies
+(``<literal>`` made of plain or backslash-escaped characters); a path lies
 under it when it starts with ``<literal>/``.
 """
 
@@ -63,6 +65,12 @@ from boring_dispatch.repository._regex import (
     compile_pattern,
 )
 from boring_dispatch.repository._shapes import one_of
+from boring_dispatch.repository.facts._path_scope import (
+    glob_items,
+    literal_text,
+    regex_items,
+    stays_under,
+)
 
 __all__ = ["EXTERNAL_MEDIA", "FILESYSTEM_MEDIA", "PROCESS_MEDIA", "derive_level"]
 
@@ -87,8 +95,6 @@ FILESYSTEM_MEDIA: Final = frozenset(
 PROCESS_MEDIA: Final = frozenset({"stdin", "stdout", "stderr", "prompt"})
 _MEDIA: Final = EXTERNAL_MEDIA | FILESYSTEM_MEDIA | PROCESS_MEDIA
 _PATH_MATCHES: Final = frozenset({"exact", "glob", "regex"})
-_GLOB_MAGIC: Final = re.compile(r"[*?\[]")
-_REGEX_MAGIC: Final = re.compile(r"[.^$*+?{}\[\]\\|()]")
 _SUBTREE: Final = re.compile(r"\^((?:\\[^A-Za-z0-9]|[^.^$*+?{}\[\]\\|()])+)/\.\*\$", re.DOTALL)
 _UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 
@@ -209,16 +215,22 @@ def _inside(entry: _Entry, owned: _Owned) -> bool:
     path = entry.path
     if path is None or _has_dot_segment(path):
         return False
-    if entry.path_match == "exact" or (entry.path_match == "glob" and not _GLOB_MAGIC.search(path)):
-        return path in owned.exact or _fully_matched(path, owned.regexes)
-    if entry.path_match == "regex":
-        if path in owned.regex_texts:
-            return True
-        if "|" in path or not path.startswith("^"):
-            return False
-        head = _regex_head(path[1:])
-        return not _has_dot_segment(head) and _under_subtree(head, owned.subtrees)
-    return _under_subtree(_GLOB_MAGIC.split(path, maxsplit=1)[0], owned.subtrees)
+    if entry.path_match == "exact":
+        return _owned_path(path, owned)
+    if entry.path_match == "regex" and path in owned.regex_texts:
+        return True
+    # What the pattern can match decides, not its text (see _path_scope).
+    items = regex_items(path) if entry.path_match == "regex" else glob_items(path)
+    if items is None:
+        return False
+    literal = literal_text(items)
+    if literal is not None and not _has_dot_segment(literal) and _owned_path(literal, owned):
+        return True
+    return stays_under(items, owned.subtrees)
+
+
+def _owned_path(path: str, owned: _Owned) -> bool:
+    return path in owned.exact or _fully_matched(path, owned.regexes)
 
 
 def _has_dot_segment(path: str) -> bool:
@@ -229,25 +241,3 @@ def _fully_matched(path: str, regexes: Sequence[re.Pattern[str]]) -> bool:
     if len(path) > MAX_SUBJECT_LENGTH:
         return False
     return any(regex.fullmatch(path) is not None for regex in regexes)
-
-
-def _regex_head(body: str) -> str:
-    """The literal text every match of ``body`` starts with (escapes resolved)."""
-    head: list[str] = []
-    i = 0
-    while i < len(body):
-        if body[i] == "\\" and i + 1 < len(body) and not body[i + 1].isalnum():
-            head.append(body[i + 1])
-            i += 2
-            continue
-        if _REGEX_MAGIC.match(body, i):
-            break
-        head.append(body[i])
-        i += 1
-    if i < len(body) and body[i] in "*?{" and head:
-        head.pop()  # the last literal is quantified, possibly away
-    return "".join(head)
-
-
-def _under_subtree(head: str, subtrees: Sequence[str]) -> bool:
-    return any(head.startswith(prefix) for prefix in subtrees)

@@ -21,7 +21,11 @@ from typing import TYPE_CHECKING, Final
 
 from boring_dispatch._value import value
 from boring_dispatch.errors import RouteError, RuntimeMisconfigured
-from boring_dispatch.surfaces.cli._common import positive_seconds, report_error, seconds_or_reason
+from boring_dispatch.surfaces.cli._common import (
+    positive_seconds,
+    report_error,
+    seconds_or_reason,
+)
 
 if TYPE_CHECKING:
     import argparse
