@@ -1,6 +1,7 @@
 """Strict JSON for requests: what the stdlib accepts by default, we refuse.
 
 ``json.loads`` keeps the last of duplicate keys, accepts ``NaN``/``Infinity``,
+turns a number literal beyond the float range (``1e400``) into ``inf``,
 raises ``RecursionError`` on deep nesting and ``ValueError`` on huge integers.
 :func:`strict_loads` refuses all of these with one exception type, after
 checking the size before parsing and the depth before building objects.
@@ -9,6 +10,7 @@ checking the size before parsing and the depth before building objects.
 from __future__ import annotations
 
 import json
+import math
 from typing import Final, NoReturn
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "StrictJSONError", "strict_loads"]
@@ -31,7 +33,9 @@ def strict_loads(
 
     Raises:
         StrictJSONError: too large, too deep, not UTF-8, not JSON, duplicate
-            keys, a non-finite number, or an integer beyond Python's digit limit.
+            keys, a non-finite number (``NaN``, ``Infinity`` or a literal that
+            overflows a float, such as ``1e400``), or an integer beyond
+            Python's digit limit.
     """
     if len(text) > max_bytes:
         raise StrictJSONError(f"request is larger than {max_bytes} bytes")
@@ -44,7 +48,12 @@ def strict_loads(
     if text.count("[") + text.count("{") > max_depth and _depth(text) > max_depth:
         raise StrictJSONError(f"request is nested deeper than {max_depth}")
     try:
-        return json.loads(text, object_pairs_hook=_unique_object, parse_constant=_no_constant)
+        return json.loads(
+            text,
+            object_pairs_hook=_unique_object,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+        )
     except StrictJSONError:
         raise
     except (ValueError, RecursionError):
@@ -80,6 +89,13 @@ def _unique_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
             raise StrictJSONError("request has a duplicate key")
         result[key] = value
     return result
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise StrictJSONError("request contains a number beyond the range of a float")
+    return value
 
 
 def _no_constant(name: str) -> NoReturn:
