@@ -13,7 +13,13 @@ import json
 import math
 from typing import Final, NoReturn
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "StrictJSONError", "strict_loads"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_DEPTH",
+    "StrictJSONError",
+    "same_json",
+    "strict_loads",
+]
 
 DEFAULT_MAX_BYTES: Final = 1 << 20
 DEFAULT_MAX_DEPTH: Final = 32
@@ -100,3 +106,35 @@ def _finite_float(literal: str) -> float:
 
 def _no_constant(name: str) -> NoReturn:
     raise StrictJSONError(f"request contains the non-standard number {name}")
+
+
+def same_json(left: object, right: object) -> bool:
+    """Whether two parsed JSON values are the same, type by type, at every depth.
+
+    Python's ``==`` says ``True == 1 == 1.0``; here a boolean is never a
+    number, and an integer literal (``1``) is not a fraction literal (``1.0``):
+    Python's encoder writes them differently, so a recorded ``1`` that comes
+    back as ``1.0`` is a changed result. ``0.0`` and ``-0.0`` differ too.
+    Objects compare by key set and members (order ignored), arrays item by
+    item. Iterative: any depth.
+    """
+    pending = [(left, right)]
+    while pending:
+        a, b = pending.pop()
+        kind = type(a)
+        if kind is not type(b):
+            return False
+        if kind is dict:
+            if a.keys() != b.keys():  # type: ignore[attr-defined]
+                return False
+            pending.extend((a[key], b[key]) for key in a)  # type: ignore[index]
+        elif kind is list:
+            if len(a) != len(b):  # type: ignore[arg-type]
+                return False
+            pending.extend(zip(a, b, strict=True))  # type: ignore[call-overload]
+        elif kind is float:
+            if a != b or math.copysign(1.0, a) != math.copysign(1.0, b):  # type: ignore[arg-type]
+                return False
+        elif a != b:
+            return False
+    return True
