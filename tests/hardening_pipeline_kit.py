@@ -112,10 +112,9 @@ class RawMcp:
         """``tools/call`` whose ``arguments`` member is ``arguments_text`` verbatim."""
         message_id = self._next_id
         self._next_id += 1
-        self.send_text(
-            '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%s,"arguments":%s}}'
-            % (message_id, json.dumps(name), arguments_text)
-        )
+        head = {"jsonrpc": "2.0", "id": message_id, "method": "tools/call"}
+        params = '{"name":' + json.dumps(name) + ',"arguments":' + arguments_text + "}"
+        self.send_text(json.dumps(head)[:-1] + ',"params":' + params + "}")
         return self.response(message_id)
 
     def response(self, message_id: int) -> dict[str, object]:

@@ -104,9 +104,7 @@ def non_finite_paths(kwargs: Mapping[str, object]) -> tuple[str, ...]:
 
 
 def _children(value: object, path: str, seen: set[int]) -> list[tuple[object, str]]:
-    if isinstance(value, float | Decimal | complex | str | bytes | int):
-        return []
-    if id(value) in seen:
+    if isinstance(value, float | Decimal | complex | str | bytes | int) or id(value) in seen:
         return []
     seen.add(id(value))
     if isinstance(value, Mapping):
@@ -120,6 +118,10 @@ def _children(value: object, path: str, seen: set[int]) -> list[tuple[object, st
         return [(item, f"{path}.{index}") for index, item in enumerate(value)]
     if isinstance(value, set | frozenset):
         return [(item, path) for item in value]
+    return _object_children(value, path)
+
+
+def _object_children(value: object, path: str) -> list[tuple[object, str]]:
     model = _model_fields(value)
     if model is not None:
         return [(member, f"{path}.{name}") for name, member in model]
@@ -130,9 +132,7 @@ def _children(value: object, path: str, seen: set[int]) -> list[tuple[object, st
             for field in dataclasses.fields(value)
         ]
     secret = _secret_value(value)
-    if secret is not None:
-        return [(secret, path)]
-    return []
+    return [] if secret is None else [(secret, path)]
 
 
 def _pydantic() -> types.ModuleType | None:
@@ -286,7 +286,9 @@ def withheld_traceback(error: BaseException) -> str:
             )
         if exc.__traceback__ is not None:
             parts.append("Traceback (most recent call last):\n")
-            parts.extend(traceback.StackSummary.extract(traceback.walk_tb(exc.__traceback__)).format())
+            parts.extend(
+                traceback.StackSummary.extract(traceback.walk_tb(exc.__traceback__)).format()
+            )
         kind = type(exc)
         parts.append(
             f"{kind.__module__}.{kind.__qualname__}: "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -118,22 +118,22 @@ def same_json(left: object, right: object) -> bool:
     Objects compare by key set and members (order ignored), arrays item by
     item. Iterative: any depth.
     """
-    pending = [(left, right)]
+    pending: list[tuple[Any, Any]] = [(left, right)]
     while pending:
         a, b = pending.pop()
         kind = type(a)
         if kind is not type(b):
             return False
         if kind is dict:
-            if a.keys() != b.keys():  # type: ignore[attr-defined]
+            if a.keys() != b.keys():
                 return False
-            pending.extend((a[key], b[key]) for key in a)  # type: ignore[index]
+            pending.extend((a[key], b[key]) for key in a)
         elif kind is list:
-            if len(a) != len(b):  # type: ignore[arg-type]
+            if len(a) != len(b):
                 return False
-            pending.extend(zip(a, b, strict=True))  # type: ignore[call-overload]
+            pending.extend(zip(a, b, strict=True))
         elif kind is float:
-            if a != b or math.copysign(1.0, a) != math.copysign(1.0, b):  # type: ignore[arg-type]
+            if a != b or math.copysign(1.0, a) != math.copysign(1.0, b):
                 return False
         elif a != b:
             return False

@@ -360,7 +360,7 @@ def _call(
 
 
 def _tool_error(table: Table, name: str, message: str, secrets: tuple[str, ...]) -> Observation:
-    """A ``ToolError``'s message, whole and cut to the cap, or the fixed text when it holds a secret.
+    """A ``ToolError``'s message, whole (cut to the cap), or the fixed text if it holds a secret.
 
     Never scrubbed in place: ``wr[redacted]ng passw[redacted]rd`` would show
     the secret ``o`` as plainly as the message. Only the fact that the

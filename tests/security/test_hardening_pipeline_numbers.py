@@ -151,17 +151,17 @@ NON_FINITE_LITERALS = [
 
 
 def _request(name: str, args_text: str) -> str:
-    return '{"name": %s, "args": %s}' % (json.dumps(name), args_text)
+    return '{"name": ' + json.dumps(name) + ', "args": ' + args_text + "}"
 
 
 PLACES = [
-    ("amount", '{"amount": %s}'),
-    ("optional", '{"amount": %s}'),
-    ("many", '{"values": [1.5, %s]}'),
-    ("table_of", '{"table": {"a": [%s]}}'),
-    ("located", '{"point": {"x": %s}}'),
-    ("anything", '{"value": {"deep": [[{"n": %s}]]}}'),
-    ("counted", '{"count": %s}'),
+    ("amount", '{"amount": LIT}'),
+    ("optional", '{"amount": LIT}'),
+    ("many", '{"values": [1.5, LIT]}'),
+    ("table_of", '{"table": {"a": [LIT]}}'),
+    ("located", '{"point": {"x": LIT}}'),
+    ("anything", '{"value": {"deep": [[{"n": LIT}]]}}'),
+    ("counted", '{"count": LIT}'),
 ]
 
 
@@ -173,7 +173,9 @@ def test_dispatch_json_refuses_non_finite_literals_before_anything_runs(
     CALLED.clear()
     audit = tmp_path / "audit.jsonl"
     with JsonLinesAuditSink(audit) as sink:
-        observation = registry(sinks=[sink]).dispatch_json(_request(tool, template % literal))
+        observation = registry(sinks=[sink]).dispatch_json(
+            _request(tool, template.replace("LIT", literal))
+        )
     assert observation.code == "invalid_request"
     assert CALLED == []
     [line] = audit.read_text(encoding="utf-8").splitlines()
@@ -190,7 +192,7 @@ def test_any_overflowing_exponent_is_an_invalid_request(
 ) -> None:
     CALLED.clear()
     literal = f"{'-' if negative else ''}{mantissa}e{exponent}"
-    observation = TABLE.dispatch_json(_request("amount", '{"amount": %s}' % literal))
+    observation = TABLE.dispatch_json(_request("amount", '{"amount": ' + literal + "}"))
     assert observation.code == "invalid_request"
     assert CALLED == []
 
@@ -198,7 +200,7 @@ def test_any_overflowing_exponent_is_an_invalid_request(
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_every_finite_float_still_runs(value: float) -> None:
     CALLED.clear()
-    observation = TABLE.dispatch_json(_request("amount", '{"amount": %r}' % value))
+    observation = TABLE.dispatch_json(_request("amount", '{"amount": ' + repr(value) + "}"))
     assert observation.ok
     assert CALLED == ["amount"]
 
@@ -206,7 +208,7 @@ def test_every_finite_float_still_runs(value: float) -> None:
 @pytest.mark.parametrize("literal", NON_FINITE_LITERALS)
 def test_a_replayed_trace_line_with_a_non_finite_literal_is_malformed(literal: str) -> None:
     CALLED.clear()
-    line = '{"name": "amount", "args": {"amount": %s}}' % literal
+    line = '{"name": "amount", "args": {"amount": ' + literal + "}}"
     [replayed] = replay_lines(TABLE, [line])
     assert replayed.malformed
     assert replayed.differs
@@ -239,7 +241,7 @@ NON_FINITE_DECIMALS = [
 ]
 
 
-def _places(bad: object) -> list[tuple[str, dict[str, object], str]]:
+def _places(bad: Any) -> list[tuple[str, dict[str, object], str]]:
     """(tool, args, path of the bad value) for one bad float."""
     return [
         ("amount", {"amount": bad}, "amount"),
@@ -286,11 +288,12 @@ def test_python_callers_non_finite_decimals_are_invalid_arguments(
     audit = tmp_path / "audit.jsonl"
     with JsonLinesAuditSink(audit) as sink:
         table = registry(sinks=[sink])
-        for tool, args in [
+        calls: list[tuple[str, dict[str, object]]] = [
             ("money", {"amount": bad}),
             ("anything", {"value": [bad]}),
             ("anything", {"value": {"k": (Decimal(1), bad)}}),
-        ]:
+        ]
+        for tool, args in calls:
             CALLED.clear()
             observation = table.dispatch(tool, args)
             assert observation.code == "invalid_arguments", (tool, args)
@@ -322,8 +325,9 @@ def test_a_refused_call_carrying_a_non_finite_value_is_still_audited_and_traced(
 @given(
     st.recursive(
         st.floats(allow_nan=False, allow_infinity=False) | st.integers() | st.text(max_size=3),
-        lambda inner: st.lists(inner, max_size=3)
-        | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+        ),
         max_leaves=12,
     ),
     st.sampled_from([INF, -INF, NAN]),
@@ -397,7 +401,7 @@ def test_mcp_registry_calls_with_non_finite_numbers_never_run_and_are_audited(
 ) -> None:
     write_module(tmp_path, "numbers_table", MCP_TABLE)
     calls = [
-        ("amount", '{"amount": %s}' % literal)
+        ("amount", '{"amount": ' + literal + "}")
         for literal in ("1e400", "-1e999", "NaN", "Infinity", "-Infinity")
     ] + [("anything", '{"value": {"a": [1, 1e400]}}'), ("anything", '{"value": [NaN]}')]
     with RawMcp(["mcp", "--registry", "numbers_table:TABLE"], cwd=tmp_path) as server:

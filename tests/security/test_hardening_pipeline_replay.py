@@ -27,7 +27,7 @@ from boring_dispatch.observe.audit import TraceRecorder
 from boring_dispatch.replay import replay, replay_lines
 from hardening_pipeline_kit import write_module
 
-DIFFERENT = [
+DIFFERENT: list[tuple[Any, Any]] = [
     (True, 1),
     (1, True),
     (False, 0),
@@ -50,7 +50,7 @@ DIFFERENT = [
     ([], {}),
     ({"ok": True, "result": 1}, {"ok": 1, "result": 1}),
 ]
-SAME = [
+SAME: list[tuple[Any, Any]] = [
     (1, 1),
     (1.5, 1.5),
     (True, True),
@@ -144,7 +144,9 @@ def test_a_recorded_true_is_not_a_replayed_1() -> None:
     table = Registry({"answer": Tool(answer, description="Answer.")})
     RESULTS.append(1)
     recorded = {"ok": True, "result": True}
-    [line] = replay_lines(table, [json.dumps({"name": "answer", "args": {}, "observation": recorded})])
+    [line] = replay_lines(
+        table, [json.dumps({"name": "answer", "args": {}, "observation": recorded})]
+    )
     assert line.differs
 
 
@@ -172,9 +174,9 @@ def test_dispatcher_replay_exits_1_when_a_result_changed_type(tmp_path: Path) ->
     for line in lines:
         trace = tmp_path / "trace.jsonl"
         trace.write_text(json.dumps(line) + "\n", encoding="utf-8")
+        argv = [sys.executable, "-m", "boring_dispatch", "replay", "--registry"]
         done = subprocess.run(
-            [sys.executable, "-m", "boring_dispatch", "replay", "--registry"]
-            + ["typed_table:TABLE", str(trace)],
+            [*argv, "typed_table:TABLE", str(trace)],
             cwd=tmp_path,
             capture_output=True,
             text=True,

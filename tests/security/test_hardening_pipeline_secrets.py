@@ -38,9 +38,13 @@ def crash(message: str, password: Annotated[str, Sensitive]) -> None:
     raise RuntimeError(message)
 
 
+def _fail(message: str) -> None:
+    raise ValueError(message)
+
+
 def crash_chained(message: str, password: Annotated[str, Sensitive]) -> None:
     try:
-        raise ValueError(message)
+        _fail(message)
     except ValueError as error:
         raise KeyError(message) from error
 
@@ -101,7 +105,9 @@ def test_a_tool_error_message_is_whole_or_the_fixed_text(secret: str, message: s
         ("x" * (CAP - 3) + "refused", ["refused", "x", "efu"]),
     ],
 )
-def test_different_secrets_that_occur_give_the_same_answer(message: str, secrets: list[str]) -> None:
+def test_different_secrets_that_occur_give_the_same_answer(
+    message: str, secrets: list[str]
+) -> None:
     assert {_message(secret, message) for secret in secrets} == {WITHHELD_MESSAGE}
 
 

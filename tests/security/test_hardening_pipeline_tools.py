@@ -76,7 +76,8 @@ def test_every_tool_field_of_the_wrong_type_is_refused_at_build(field: str, valu
 @pytest.mark.parametrize("field", ["enabled", "confirm"])
 @pytest.mark.parametrize("value", [True, False])
 def test_real_bools_still_build(field: str, value: bool) -> None:
-    registry = Registry({"t": Tool(plain, description="Add.", **{field: value})})
+    fields: dict[str, Any] = {field: value}
+    registry = Registry({"t": Tool(plain, description="Add.", **fields)})
     enabled = value if field == "enabled" else True
     assert registry.names() == (("t",) if enabled else ())
     if enabled:
@@ -110,7 +111,10 @@ def test_policy_bits_of_the_wrong_type_fail_the_cli_and_the_mcp_server(tmp_path:
             """
         ),
     )
-    for args in (["names", "--registry", "loose_table:TABLE"], ["mcp", "--registry", "loose_table:TABLE"]):
+    for args in (
+        ["names", "--registry", "loose_table:TABLE"],
+        ["mcp", "--registry", "loose_table:TABLE"],
+    ):
         done = subprocess.run(
             [sys.executable, "-m", "boring_dispatch", *args],
             cwd=tmp_path,
@@ -192,7 +196,7 @@ def declares_generator(x: int) -> Generator[int, None, None]:
     yield x
 
 
-def declares_typing_awaitable(x: int) -> typing.Awaitable[int]:  # noqa: UP006
+def declares_typing_awaitable(x: int) -> typing.Awaitable[int]:
     return coroutine_function(x)
 
 
@@ -277,7 +281,7 @@ def returns_async_generator(x: int):  # type: ignore[no-untyped-def]  # noqa: AN
     return made
 
 
-class Awaitable_:
+class AwaitableThing:
     def __await__(self) -> Generator[None, None, int]:
         yield
         return 1
@@ -290,7 +294,7 @@ class AwaitableDict(dict[str, int]):
 
 
 def returns_awaitable_object(x: int):  # type: ignore[no-untyped-def]  # noqa: ANN201
-    return Awaitable_()
+    return AwaitableThing()
 
 
 def returns_awaitable_dict(x: int):  # type: ignore[no-untyped-def]  # noqa: ANN201

@@ -262,9 +262,11 @@ def _check_tool(tool_name: str, tool: object) -> None:
     for bit, given in (("enabled", tool.enabled), ("confirm", tool.confirm)):
         if type(given) is not bool:
             raise RegistryInvalid(f"tool {tool_name!r}: {bit} must be True or False")
-    if type(tool.audience) is not str or tool.audience not in AUDIENCES:
+    audience: object = tool.audience
+    if type(audience) is not str or audience not in AUDIENCES:
         raise RegistryInvalid(f"tool {tool_name!r}: audience must be one of {AUDIENCES}")
-    if tool.args is not None and not isinstance(tool.args, type):
+    model: object = tool.args
+    if model is not None and not isinstance(model, type):
         raise RegistryInvalid(f"tool {tool_name!r}: args must be a pydantic model class or None")
     _check_description(tool_name, tool.description)
     _check_synchronous(tool_name, tool.handler)
@@ -316,9 +318,11 @@ def _callables(handler: object) -> list[object]:
         if bound is not None:
             pending.append(bound)
         if not isinstance(current, type) and not _is_function(current):
-            call = getattr(type(current), "__call__", None)
-            if call is not None:
-                pending.append(call)
+            # The class's own __call__ as defined (a function, or a static/class method object).
+            for klass in type(current).__mro__:
+                if "__call__" in vars(klass):
+                    pending.append(vars(klass)["__call__"])
+                    break
     return found
 
 
