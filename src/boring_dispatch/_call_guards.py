@@ -35,9 +35,11 @@ __all__ = [
     "NON_FINITE",
     "NON_FINITE_REASON",
     "UNCOPYABLE_REASON",
+    "checked_copy",
     "deferred",
     "non_finite_paths",
     "own_copy",
+    "plain_arguments",
     "record_copy",
     "reveals",
     "withheld_traceback",
@@ -57,6 +59,10 @@ _MAX_PATH: Final = 200
 # Values a handler cannot change in place: passed as they are.
 _IMMUTABLE: Final = frozenset({str, int, float, bool, type(None), bytes, Decimal, complex})
 _SCALARS: Final = frozenset({str, int, bool, type(None), bytes})
+_VALUE_TYPES: Final = frozenset({str, int, float, bool, type(None)})
+_DEFERRED: Final = (types.CoroutineType, types.GeneratorType)
+# Results that cannot be awaitable: exact JSON containers and values.
+_JSON_TYPES: Final = frozenset({dict, list, str, int, float, bool, type(None)})
 _RECORD_ENCODER: Final = json.JSONEncoder(
     ensure_ascii=True, allow_nan=True, separators=(",", ":"), default=lambda o: type(o).__name__
 )
@@ -64,6 +70,21 @@ _RECORD_ENCODER: Final = json.JSONEncoder(
 
 # --------------------------------------------------------------------------- #
 # Non-finite numbers
+
+
+def plain_arguments(kwargs: Mapping[str, object]) -> bool:
+    """Whether every value is an exact ``str``/``int``/``bool``/``None``/``bytes`` or finite float.
+
+    Such arguments need neither a deeper look nor a copy (the fast path of most calls).
+    """
+    for value in kwargs.values():
+        kind = type(value)
+        if kind is float:
+            if not math.isfinite(value):  # type: ignore[arg-type]
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
 
 
 def _not_finite(value: object) -> bool:
@@ -210,6 +231,26 @@ def _snapshot(value: object) -> object:
     return json.loads(_RECORD_ENCODER.encode(value), parse_constant=lambda _: NON_FINITE)
 
 
+def checked_copy(result: object, text: str) -> object:
+    """The result as the observation keeps it: ``text`` (its checked JSON) decoded afresh.
+
+    A flat ``dict`` with ``str`` keys or a flat ``list``, holding only exact
+    JSON scalars, is copied shallowly instead (the same value, faster).
+    """
+    kind = type(result)
+    if kind in _VALUE_TYPES:
+        return result
+    if kind is dict:
+        if all(type(k) is str for k in result) and all(  # type: ignore[attr-defined]
+            type(v) in _VALUE_TYPES
+            for v in result.values()  # type: ignore[attr-defined]
+        ):
+            return dict(result)  # type: ignore[call-overload]
+    elif kind is list and all(type(v) in _VALUE_TYPES for v in result):  # type: ignore[attr-defined]
+        return list(result)  # type: ignore[call-overload]
+    return json.loads(text)
+
+
 # --------------------------------------------------------------------------- #
 # Results that are not values
 
@@ -220,7 +261,9 @@ def deferred(result: object) -> bool:
     A coroutine or generator is closed here, so that it never runs and no
     "never awaited" warning is emitted later.
     """
-    if isinstance(result, types.CoroutineType | types.GeneratorType):
+    if type(result) in _JSON_TYPES:
+        return False
+    if isinstance(result, _DEFERRED):
         result.close()
         return True
     if isinstance(result, types.AsyncGeneratorType):

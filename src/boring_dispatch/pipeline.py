@@ -81,8 +81,6 @@ _CROCKFORD: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _REQUEST_KEYS: Final = frozenset({"name", "args"})
 _RECORDED_KEYS: Final = frozenset({"name", "args", "observation"})
 _ARGUMENTS_MESSAGE: Final = "arguments do not match the tool's schema"
-# Results that are immutable values: the observation keeps them as they are.
-_VALUE_RESULTS: Final = frozenset({str, int, float, bool, type(None)})
 _UNRECORDED: Final = "[not recorded]"
 
 #: The ``tool_error`` message that replaces one holding a sensitive argument value.
@@ -308,6 +306,8 @@ def _validate(
 
 def _handler_arguments(kwargs: dict[str, object]) -> dict[str, object]:
     """Stage 3, continued: only finite numbers, and the handler's own copy of everything."""
+    if guards.plain_arguments(kwargs):
+        return kwargs  # a fresh dict of immutable values: already the handler's own
     bad = guards.non_finite_paths(kwargs)
     if bad:
         raise InvalidArguments(
@@ -342,7 +342,7 @@ def _call(
         # SystemExit too: a handler calling sys.exit() must not end the process that serves
         # the table (an MCP server). KeyboardInterrupt still propagates.
         return _internal_error(table.surface, name, error, secrets)
-    if type(result) not in _VALUE_RESULTS and guards.deferred(result):
+    if guards.deferred(result):
         # Backstop of the build-time check: a coroutine is closed, never awaited.
         fault = TypeError("the handler returned a coroutine, an awaitable or a generator")
         return _internal_error(table.surface, name, fault, secrets)
@@ -356,7 +356,7 @@ def _call(
     if size > cap:
         raise ObservationTooLarge(f"the result is {size} bytes of JSON; the cap is {cap}")
     # What was checked is what is kept: the JSON decoded afresh, not the handler's live object.
-    return Observation.success(result if type(result) in _VALUE_RESULTS else json.loads(text))
+    return Observation.success(guards.checked_copy(result, text))
 
 
 def _tool_error(table: Table, name: str, message: str, secrets: tuple[str, ...]) -> Observation:
