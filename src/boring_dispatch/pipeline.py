@@ -190,7 +190,8 @@ def dispatch_json(table: Table, text: str | bytes) -> Observation:
 
     Refuses with ``invalid_request``: more than ``max_request_bytes`` (checked
     before parsing), nesting deeper than ``max_depth``, not UTF-8, not JSON,
-    duplicate keys, NaN/Infinity, oversized integers, a non-object, members
+    duplicate keys, NaN/Infinity and numbers beyond the float range (``1e400``),
+    oversized integers, a non-object, members
     other than ``name``/``args``, a name that is not a string, args that are
     not an object. A missing ``args`` means ``{}``.
     """

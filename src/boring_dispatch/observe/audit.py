@@ -9,9 +9,12 @@ from the observation. Two file sinks ship here:
 - :class:`TraceRecorder`: a replayable trace, ``{"name", "args",
   "observation"}`` per line, for :mod:`boring_dispatch.replay`.
 
-A sink that raises is logged (by type, without its message) and skipped; it
-never changes the observation. Audit is written after the call, so it records
-what happened; it is not a gate that could stop a call.
+A sink that raises is logged (by type, without its message) and given a
+minimal record instead (no arguments, result or message); it never changes
+the observation of the call it records. Audit is written after the call, so it
+records what happened. A sink that fails even the minimal record is logged as
+an ERROR and stops the table: no handler runs until that sink records again
+(see :class:`boring_dispatch.pipeline.AuditHealth`).
 """
 
 from __future__ import annotations
