@@ -55,6 +55,8 @@ NON_FINITE_REASON: Final = "Input should be a finite number"
 UNCOPYABLE_REASON: Final = "Input cannot be copied for the handler"
 
 _MAX_PATHS: Final = 20
+# Deeper lists and dicts are left to copy.deepcopy (which has its own recursion limit).
+_MAX_COPY_DEPTH: Final = 200
 _MAX_PATH: Final = 200
 # Values a handler cannot change in place: passed as they are.
 _IMMUTABLE: Final = frozenset({str, int, float, bool, type(None), bytes, Decimal, complex})
@@ -63,6 +65,8 @@ _VALUE_TYPES: Final = frozenset({str, int, float, bool, type(None)})
 _DEFERRED: Final = (types.CoroutineType, types.GeneratorType)
 # Results that cannot be awaitable: exact JSON containers and values.
 _JSON_TYPES: Final = frozenset({dict, list, str, int, float, bool, type(None)})
+# Encodes only JSON data whose numbers are all finite (anything else raises): a C-speed check.
+_FINITE_ENCODER: Final = json.JSONEncoder(allow_nan=False, check_circular=True)
 _RECORD_ENCODER: Final = json.JSONEncoder(
     ensure_ascii=True, allow_nan=True, separators=(",", ":"), default=lambda o: type(o).__name__
 )
@@ -105,6 +109,12 @@ def non_finite_paths(kwargs: Mapping[str, object]) -> tuple[str, ...]:
     wrappers, at any depth; iterative, each container once (cycles end).
     Other objects are the caller's own and are not looked into.
     """
+    try:
+        _FINITE_ENCODER.encode(kwargs)
+    except (TypeError, ValueError, RecursionError):
+        pass  # not plain JSON, or not finite: look closely
+    else:
+        return ()
     found: list[str] = []
     seen: set[int] = set()
     stack: list[tuple[object, str]] = [
@@ -189,21 +199,43 @@ def _secret_value(value: object) -> object | None:
 def own_copy(kwargs: Mapping[str, object]) -> tuple[dict[str, object], tuple[str, ...]]:
     """The handler's own deep copy of ``kwargs``, and the names that could not be copied.
 
-    Immutable scalars are passed as they are; everything else is deep-copied
-    with one memo, so objects shared between arguments stay shared in the copy.
+    Immutable scalars are passed as they are; lists and dicts are copied here
+    (flat ones in one step), everything else with :func:`copy.deepcopy`. One
+    memo serves the whole call, so objects shared between arguments stay
+    shared in the copy, and cycles stay cycles.
     """
     copied: dict[str, object] = {}
     memo: dict[int, object] = {}
     failed: list[str] = []
     for key, value in kwargs.items():
-        if type(value) in _IMMUTABLE:
-            copied[key] = value
-            continue
         try:
-            copied[key] = copy.deepcopy(value, memo)
+            copied[key] = _copy(value, memo, 0)
         except Exception:  # noqa: BLE001 - any object that refuses to be copied is refused
             failed.append(key)
     return copied, tuple(failed)
+
+
+def _copy(value: object, memo: dict[int, object], depth: int) -> object:
+    kind = type(value)
+    if kind in _IMMUTABLE:
+        return value
+    known = memo.get(id(value), memo)
+    if known is not memo:
+        return known
+    if depth > _MAX_COPY_DEPTH or (kind is not list and kind is not dict):
+        return copy.deepcopy(value, memo)
+    if kind is list:
+        items: list[object] = []
+        memo[id(value)] = items
+        append = items.append
+        for item in value:  # type: ignore[attr-defined]
+            append(item if type(item) in _IMMUTABLE else _copy(item, memo, depth + 1))
+        return items
+    members: dict[object, object] = {}
+    memo[id(value)] = members
+    for key, member in value.items():  # type: ignore[attr-defined]
+        members[key] = member if type(member) in _IMMUTABLE else _copy(member, memo, depth + 1)
+    return members
 
 
 def record_copy(args: Mapping[str, object]) -> dict[str, object]:
