@@ -1,8 +1,9 @@
 """Audit sinks of the Python table: off unless configured.
 
 A sink receives one :class:`AuditEvent` per call, after the call, with the
-arguments already redacted by schema and sensitive values already scrubbed
-from the observation. Two file sinks ship here:
+arguments already redacted by schema (a JSON snapshot taken before the call)
+and a result that holds a sensitive value already withheld whole from the
+observation. Two file sinks ship here:
 
 - :class:`JsonLinesAuditSink`: one line per call (time, surface, tool,
   outcome code, duration, redacted arguments, correlation id if any);
@@ -54,7 +55,7 @@ class AuditEvent:
     duration_ms: float
     #: The arguments with sensitive values redacted; ``None`` if there was no object.
     args: dict[str, object] | None
-    #: The observation, with sensitive argument values scrubbed.
+    #: The observation; a result holding a sensitive argument value is withheld whole.
     observation: Observation
 
 
