@@ -1,6 +1,7 @@
 """Strict JSON for requests: what the stdlib accepts by default, we refuse.
 
 ``json.loads`` keeps the last of duplicate keys, accepts ``NaN``/``Infinity``,
+turns a number literal beyond the float range (``1e400``) into ``inf``,
 raises ``RecursionError`` on deep nesting and ``ValueError`` on huge integers.
 :func:`strict_loads` refuses all of these with one exception type, after
 checking the size before parsing and the depth before building objects.
@@ -9,9 +10,16 @@ checking the size before parsing and the depth before building objects.
 from __future__ import annotations
 
 import json
-from typing import Final, NoReturn
+import math
+from typing import Any, Final, NoReturn
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "StrictJSONError", "strict_loads"]
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_DEPTH",
+    "StrictJSONError",
+    "same_json",
+    "strict_loads",
+]
 
 DEFAULT_MAX_BYTES: Final = 1 << 20
 DEFAULT_MAX_DEPTH: Final = 32
@@ -31,7 +39,9 @@ def strict_loads(
 
     Raises:
         StrictJSONError: too large, too deep, not UTF-8, not JSON, duplicate
-            keys, a non-finite number, or an integer beyond Python's digit limit.
+            keys, a non-finite number (``NaN``, ``Infinity`` or a literal that
+            overflows a float, such as ``1e400``), or an integer beyond
+            Python's digit limit.
     """
     if len(text) > max_bytes:
         raise StrictJSONError(f"request is larger than {max_bytes} bytes")
@@ -44,7 +54,12 @@ def strict_loads(
     if text.count("[") + text.count("{") > max_depth and _depth(text) > max_depth:
         raise StrictJSONError(f"request is nested deeper than {max_depth}")
     try:
-        return json.loads(text, object_pairs_hook=_unique_object, parse_constant=_no_constant)
+        return json.loads(
+            text,
+            object_pairs_hook=_unique_object,
+            parse_constant=_no_constant,
+            parse_float=_finite_float,
+        )
     except StrictJSONError:
         raise
     except (ValueError, RecursionError):
@@ -82,5 +97,44 @@ def _unique_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return result
 
 
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise StrictJSONError("request contains a number beyond the range of a float")
+    return value
+
+
 def _no_constant(name: str) -> NoReturn:
     raise StrictJSONError(f"request contains the non-standard number {name}")
+
+
+def same_json(left: object, right: object) -> bool:
+    """Whether two parsed JSON values are the same, type by type, at every depth.
+
+    Python's ``==`` says ``True == 1 == 1.0``; here a boolean is never a
+    number, and an integer literal (``1``) is not a fraction literal (``1.0``):
+    Python's encoder writes them differently, so a recorded ``1`` that comes
+    back as ``1.0`` is a changed result. ``0.0`` and ``-0.0`` differ too.
+    Objects compare by key set and members (order ignored), arrays item by
+    item. Iterative: any depth.
+    """
+    pending: list[tuple[Any, Any]] = [(left, right)]
+    while pending:
+        a, b = pending.pop()
+        kind = type(a)
+        if kind is not type(b):
+            return False
+        if kind is dict:
+            if a.keys() != b.keys():
+                return False
+            pending.extend((a[key], b[key]) for key in a)
+        elif kind is list:
+            if len(a) != len(b):
+                return False
+            pending.extend(zip(a, b, strict=True))
+        elif kind is float:
+            if a != b or math.copysign(1.0, a) != math.copysign(1.0, b):
+                return False
+        elif a != b:
+            return False
+    return True

@@ -149,8 +149,9 @@ class Denied(TableError):
 class ToolError(TableError):
     """Raised by a handler on purpose: an expected failure it chose to explain.
 
-    The message reaches the model, so handlers must not put secrets in it;
-    the dispatcher still redacts the values of sensitive arguments from it.
+    The message reaches the model, so handlers must not put secrets in it; a
+    message that holds the value of a sensitive argument is replaced whole by
+    a fixed text (never scrubbed in place, which would show where it was).
     """
 
     code = "tool_error"

@@ -1,17 +1,21 @@
 """Audit sinks of the Python table: off unless configured.
 
 A sink receives one :class:`AuditEvent` per call, after the call, with the
-arguments already redacted by schema and sensitive values already scrubbed
-from the observation. Two file sinks ship here:
+arguments already redacted by schema (a JSON snapshot taken before the call)
+and a result that holds a sensitive value already withheld whole from the
+observation. Two file sinks ship here:
 
 - :class:`JsonLinesAuditSink`: one line per call (time, surface, tool,
   outcome code, duration, redacted arguments, correlation id if any);
 - :class:`TraceRecorder`: a replayable trace, ``{"name", "args",
   "observation"}`` per line, for :mod:`boring_dispatch.registry.replay`.
 
-A sink that raises is logged (by type, without its message) and skipped; it
-never changes the observation. Audit is written after the call, so it records
-what happened; it is not a gate that could stop a call.
+A sink that raises is logged (by type, without its message) and given a
+minimal record instead (no arguments, result or message); it never changes
+the observation of the call it records. Audit is written after the call, so it
+records what happened. A sink that fails even the minimal record is logged as
+an ERROR and stops the table: no handler runs until that sink records again
+(see :class:`boring_dispatch.registry.pipeline.AuditHealth`).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ class AuditEvent:
     duration_ms: float
     #: The arguments with sensitive values redacted; ``None`` if there was no object.
     args: dict[str, object] | None
-    #: The observation, with sensitive argument values scrubbed.
+    #: The observation; a result holding a sensitive argument value is withheld whole.
     observation: Observation
 
 

@@ -12,12 +12,20 @@ never yields ``ok: true``.
 
 Refusals (handler never called): ``invalid_request``, ``unknown_tool``,
 ``denied`` (a tool built with ``confirm=True`` that the client did not
-confirm), ``invalid_arguments``. After the call: ``tool_error`` (the handler raised
-:class:`ToolError`; sensitive values scrubbed from its message),
-``internal_error`` (any other exception, ``SystemExit`` included, or a result that is not JSON: the
-traceback goes to the ``boring_dispatch`` logger under a fresh correlation
-id, scrubbed of sensitive values, never into the observation) and
-``observation_too_large``.
+confirm), ``invalid_arguments`` (also a non-finite number anywhere in the
+validated arguments), and ``internal_error`` while an audit sink has failed
+its last record. After the call: ``tool_error`` (the handler raised
+:class:`ToolError`; a message that holds a sensitive value is replaced whole by
+a fixed text), ``internal_error`` (any other exception, ``SystemExit``
+included, or a result that is not JSON, such as a coroutine or a generator:
+the traceback goes to the ``boring_dispatch`` logger under a fresh correlation
+id, without the exceptions' text when it holds a sensitive value, never into
+the observation) and ``observation_too_large``.
+
+The handler gets its own deep copy of the validated arguments; the sinks get
+a JSON snapshot of the redacted arguments taken before the call; the
+observation holds the result's checked JSON, decoded afresh. None of the
+three shares an object with the others or with the caller.
 """
 
 from __future__ import annotations
@@ -28,9 +36,10 @@ import os
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, final
 
+from boring_dispatch.registry import _call_guards as guards
 from boring_dispatch._json import StrictJSONError, strict_loads
 from boring_dispatch.errors import (
     Denied,
@@ -47,7 +56,6 @@ from boring_dispatch.observe.redact import (
     PLACEHOLDER,
     redact,
     redact_invalid,
-    scrub,
     sensitive_values,
 )
 
@@ -55,6 +63,8 @@ if TYPE_CHECKING:
     from boring_dispatch.registry.schema import ArgumentSchema
 
 __all__ = [
+    "WITHHELD_MESSAGE",
+    "AuditHealth",
     "Entry",
     "Request",
     "Table",
@@ -70,6 +80,13 @@ _ENCODER: Final = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separator
 _CROCKFORD: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _REQUEST_KEYS: Final = frozenset({"name", "args"})
 _RECORDED_KEYS: Final = frozenset({"name", "args", "observation"})
+_ARGUMENTS_MESSAGE: Final = "arguments do not match the tool's schema"
+_UNRECORDED: Final = "[not recorded]"
+
+#: The ``tool_error`` message that replaces one holding a sensitive argument value.
+WITHHELD_MESSAGE: Final = (
+    "the tool failed; its message was withheld because it contained a sensitive argument value"
+)
 
 
 @final
@@ -109,6 +126,21 @@ class Entry:
 
 
 @final
+class AuditHealth:
+    """The sinks of one table whose last record failed (ids); shared by its restricted copies.
+
+    While it is not empty, no handler of the table is called: the call is
+    refused as ``internal_error`` and its record is offered to every sink,
+    which is how a recovered sink is noticed.
+    """
+
+    __slots__ = ("failing",)
+
+    def __init__(self) -> None:
+        self.failing: set[int] = set()
+
+
+@final
 @dataclass(frozen=True, slots=True)
 class Table:
     """The frozen state a Registry hands to the pipeline."""
@@ -117,6 +149,7 @@ class Table:
     entries: Mapping[str, Entry]
     limits: TableLimits
     sinks: tuple[AuditSink, ...]
+    audit: AuditHealth = field(default_factory=AuditHealth)
 
 
 @final
@@ -157,7 +190,8 @@ def dispatch_json(table: Table, text: str | bytes) -> Observation:
 
     Refuses with ``invalid_request``: more than ``max_request_bytes`` (checked
     before parsing), nesting deeper than ``max_depth``, not UTF-8, not JSON,
-    duplicate keys, NaN/Infinity, oversized integers, a non-object, members
+    duplicate keys, NaN/Infinity and numbers beyond the float range (``1e400``),
+    oversized integers, a non-object, members
     other than ``name``/``args``, a name that is not a string, args that are
     not an object. A missing ``args`` means ``{}``.
     """
@@ -220,12 +254,17 @@ def _stages(
     entry = _look_up(table, name, args, trail)
     if entry.confirm and confirmed is not True:
         if trail is not None:
-            trail.args = redact_invalid(args, entry.schema.sensitive, entry.schema.accepted)
+            trail.args = guards.record_copy(
+                redact_invalid(args, entry.schema.sensitive, entry.schema.accepted)
+            )
         raise Denied(f"tool {_shown(name)} needs the client's confirmation")
     kwargs = _validate(entry.schema, args, trail)
+    secrets = sensitive_values(args, entry.schema.sensitive)
     if trail is not None:
-        _redact(entry.schema, args, trail)
-    return _call(table, name, entry, kwargs, args)
+        _redact(entry.schema, args, trail, secrets)
+    if table.audit.failing:
+        return _audit_unavailable(table, name)
+    return _call(table, name, entry, kwargs, secrets)
 
 
 def _parse(name: object, args: object, trail: _Trail | None) -> tuple[str, dict[str, object]]:
@@ -246,7 +285,7 @@ def _look_up(table: Table, name: str, args: dict[str, object], trail: _Trail | N
     entry = table.entries.get(name)
     if entry is None:
         if trail is not None:
-            trail.args = redact_invalid(args, None, None)
+            trail.args = guards.record_copy(redact_invalid(args, None, None))
         raise UnknownTool(f"no tool named {_shown(name)}")
     return entry
 
@@ -256,48 +295,86 @@ def _validate(
 ) -> dict[str, object]:
     """Stage 3: the handler is not reached unless the arguments fit the schema exactly."""
     try:
-        return schema.validate(args)
+        return _handler_arguments(schema.validate(args))
     except InvalidArguments:
         if trail is not None:
             unknown = schema.unknown(args)
-            trail.args = redact_invalid(args, schema.sensitive, schema.accepted, unknown)
+            trail.args = guards.record_copy(
+                redact_invalid(args, schema.sensitive, schema.accepted, unknown)
+            )
         raise
 
 
-def _redact(schema: ArgumentSchema, args: dict[str, object], trail: _Trail) -> None:
-    """Stage 4: what sinks will see, redacted before the call (which may not return)."""
+def _handler_arguments(kwargs: dict[str, object]) -> dict[str, object]:
+    """Stage 3, continued: only finite numbers, and the handler's own copy of everything."""
+    if guards.plain_arguments(kwargs):
+        return kwargs  # a fresh dict of immutable values: already the handler's own
+    bad = guards.non_finite_paths(kwargs)
+    if bad:
+        raise InvalidArguments(
+            _ARGUMENTS_MESSAGE, tuple((path, guards.NON_FINITE_REASON) for path in bad)
+        )
+    copied, failed = guards.own_copy(kwargs)
+    if failed:
+        raise InvalidArguments(
+            _ARGUMENTS_MESSAGE, tuple((key, guards.UNCOPYABLE_REASON) for key in failed)
+        )
+    return copied
+
+
+def _redact(
+    schema: ArgumentSchema, args: dict[str, object], trail: _Trail, secrets: tuple[str, ...]
+) -> None:
+    """Stage 4: what sinks will see, redacted and copied before the call (which may not return)."""
     redacted = redact(args, schema.sensitive)
-    trail.args = redacted if isinstance(redacted, dict) else {}
-    trail.secrets = sensitive_values(args, schema.sensitive)
+    trail.args = guards.record_copy(redacted) if isinstance(redacted, dict) else {}
+    trail.secrets = secrets
 
 
 def _call(
-    table: Table, name: str, entry: Entry, kwargs: dict[str, object], args: dict[str, object]
+    table: Table, name: str, entry: Entry, kwargs: dict[str, object], secrets: tuple[str, ...]
 ) -> Observation:
     """Stages 5 and 6: call the handler, then make a small JSON-serializable observation."""
     try:
         result = entry.handler(**kwargs)
     except ToolError as error:
-        secrets = sensitive_values(args, entry.schema.sensitive)
-        message = scrub(str(error.message), secrets)[: table.limits.max_message_chars]
-        return Observation.failure(ToolError.code, message)
+        return _tool_error(table, name, str(error.message), secrets)
     except (Exception, SystemExit) as error:  # noqa: BLE001 - every other exception
         # SystemExit too: a handler calling sys.exit() must not end the process that serves
         # the table (an MCP server). KeyboardInterrupt still propagates.
-        return _internal_error(
-            table.surface, name, error, sensitive_values(args, entry.schema.sensitive)
-        )
+        return _internal_error(table.surface, name, error, secrets)
+    if guards.deferred(result):
+        # Backstop of the build-time check: a coroutine is closed, never awaited.
+        fault = TypeError("the handler returned a coroutine, an awaitable or a generator")
+        return _internal_error(table.surface, name, fault, secrets)
     try:
-        size = len(_ENCODER.encode(result))
+        text = _ENCODER.encode(result)
     except (TypeError, ValueError, RecursionError) as error:
         # A result that is not JSON is a handler bug: internal_error, logged.
-        return _internal_error(
-            table.surface, name, error, sensitive_values(args, entry.schema.sensitive)
-        )
+        return _internal_error(table.surface, name, error, secrets)
+    size = len(text)
     cap = table.limits.max_observation_bytes
     if size > cap:
         raise ObservationTooLarge(f"the result is {size} bytes of JSON; the cap is {cap}")
-    return Observation.success(result)
+    # What was checked is what is kept: the JSON decoded afresh, not the handler's live object.
+    return Observation.success(guards.checked_copy(result, text))
+
+
+def _tool_error(table: Table, name: str, message: str, secrets: tuple[str, ...]) -> Observation:
+    """A ``ToolError``'s message, whole (cut to the cap), or the fixed text if it holds a secret.
+
+    Never scrubbed in place: ``wr[redacted]ng passw[redacted]rd`` would show
+    the secret ``o`` as plainly as the message. Only the fact that the
+    message held a sensitive value shows; the message is not logged either.
+    """
+    if secrets and guards.reveals(message, secrets):
+        _LOG.info(
+            "tool_error message withheld (it held a sensitive value) surface=%s tool=%s",
+            table.surface,
+            name,
+        )
+        return Observation.failure(ToolError.code, WITHHELD_MESSAGE)
+    return Observation.failure(ToolError.code, message[: table.limits.max_message_chars])
 
 
 def _secrets_of(table: Table, name: object, args: object) -> tuple[str, ...]:
@@ -315,8 +392,11 @@ def _internal_error(
     surface: str, tool: str, error: BaseException, secrets: tuple[str, ...]
 ) -> Observation:
     correlation_id = new_correlation_id()
-    text = scrub("".join(traceback.format_exception(error)), secrets)
-    # The record holds the scrubbed traceback text only: no exc_info, no arguments.
+    text = "".join(traceback.format_exception(error))
+    if secrets and guards.reveals(text, secrets):
+        # Whole or not at all: the exceptions' text goes, the code's frames and types stay.
+        text = guards.withheld_traceback(error)
+    # The record holds the traceback text only: no exc_info, no arguments.
     _LOG.error(
         "internal_error surface=%s tool=%s correlation_id=%s\n%s",
         surface,
@@ -327,9 +407,24 @@ def _internal_error(
     return Observation.failure("internal_error", "internal error", correlation_id=correlation_id)
 
 
+def _audit_unavailable(table: Table, name: str) -> Observation:
+    """Refuse a call (handler not run) while an audit sink has failed its last record."""
+    correlation_id = new_correlation_id()
+    failing = sorted({type(s).__name__ for s in table.sinks if id(s) in table.audit.failing})
+    _LOG.error(
+        "internal_error surface=%s tool=%s correlation_id=%s\n"
+        "call refused before the handler: audit sink %s failed its last record",
+        table.surface,
+        name,
+        correlation_id,
+        ", ".join(failing),
+    )
+    return Observation.failure("internal_error", "internal error", correlation_id=correlation_id)
+
+
 def _emit(table: Table, trail: _Trail, observation: Observation) -> None:
     if trail.secrets and observation.ok:
-        observation = _scrub_result(observation, trail.secrets)
+        observation = _withhold_result(observation, trail.secrets)
     event = AuditEvent(
         time=trail.started,
         surface=table.surface,
@@ -340,22 +435,72 @@ def _emit(table: Table, trail: _Trail, observation: Observation) -> None:
         observation=observation,
     )
     for sink in table.sinks:
-        try:
-            sink.record(event)
-        except Exception as error:  # noqa: BLE001 - a sink never changes the outcome
-            _LOG.warning("audit sink %s failed: %s", type(sink).__name__, type(error).__name__)
+        _record(table, sink, event)
 
 
-def _scrub_result(observation: Observation, secrets: tuple[str, ...]) -> Observation:
-    """The observation as sinks see it: a result that echoes a secret is scrubbed."""
-    text = _ENCODER.encode(observation.result)
-    scrubbed = scrub(text, secrets)
-    if scrubbed == text:
-        return observation
+def _record(table: Table, sink: AuditSink, event: AuditEvent) -> None:
+    """Give ``sink`` the event; if it fails, a minimal record; if that fails, say so loudly.
+
+    A sink never changes the observation of the call it records. A sink that
+    could not record even the minimal event is marked failing: the table then
+    calls no handler until the sink records again (see :class:`AuditHealth`).
+    """
     try:
-        return Observation.success(json.loads(scrubbed))
-    except ValueError:
+        sink.record(event)
+    except Exception as error:  # noqa: BLE001 - a sink never changes the outcome
+        _LOG.warning("audit sink %s failed: %s", type(sink).__name__, type(error).__name__)
+    else:
+        table.audit.failing.discard(id(sink))
+        return
+    try:
+        sink.record(_minimal(event))
+    except Exception as error:  # noqa: BLE001 - reported below, never raised
+        table.audit.failing.add(id(sink))
+        _LOG.error(
+            "audit record lost: sink %s failed again (%s) on the minimal record of "
+            "surface=%s tool=%s outcome=%s correlation_id=%s; "
+            "no handler of this table runs until the sink records again",
+            type(sink).__name__,
+            type(error).__name__,
+            event.surface,
+            _shown(event.tool),
+            event.outcome,
+            event.observation.error.correlation_id if event.observation.error else None,
+        )
+    else:
+        table.audit.failing.discard(id(sink))
+        _LOG.warning("audit sink %s: wrote a minimal record instead", type(sink).__name__)
+
+
+def _minimal(event: AuditEvent) -> AuditEvent:
+    """The event without arguments, result or message: what is left to record when the rest fails.
+
+    Its arguments are one ``"[not recorded]"`` member, so a trace line made of it
+    replays as a refused call (a difference), never as a call with no arguments.
+    """
+    error = event.observation.error
+    observation = (
+        Observation.success(_UNRECORDED)
+        if error is None
+        else Observation.failure(error.code, _UNRECORDED, correlation_id=error.correlation_id)
+    )
+    return AuditEvent(
+        time=event.time,
+        surface=event.surface,
+        tool=event.tool,
+        outcome=event.outcome,
+        duration_ms=event.duration_ms,
+        args=None if event.args is None else {_UNRECORDED: _UNRECORDED},
+        observation=observation,
+    )
+
+
+def _withhold_result(observation: Observation, secrets: tuple[str, ...]) -> Observation:
+    """The observation as sinks see it: a result that holds a secret is withheld whole."""
+    text = json.dumps(observation.result, ensure_ascii=False, allow_nan=False)
+    if guards.reveals(text, secrets):
         return Observation.success(PLACEHOLDER)
+    return observation
 
 
 def new_correlation_id() -> str:

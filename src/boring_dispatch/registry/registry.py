@@ -22,7 +22,7 @@ import copy
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, Literal, NoReturn, final
 
@@ -94,9 +94,14 @@ class Registry:
 
     Raises:
         RegistryInvalid: a name does not match ``[A-Za-z0-9_.-]{1,64}``, a
-            value is not a :class:`Tool`, a description is missing, too long or
-            holds control/invisible characters, an audience is unknown, a
-            schema does not build, or a sink has no ``record`` method.
+            value is not a :class:`Tool`, a description is not a ``str`` or is
+            missing, too long or holds control/invisible characters, ``enabled``
+            or ``confirm`` is not exactly ``True`` or ``False``, an audience is
+            not one of the three strings, ``args`` is not a model class, the
+            handler is asynchronous in any disguise (or declares an awaitable,
+            iterator or generator result), a schema does not build, ``limits``
+            is not a :class:`~boring_dispatch.registry.pipeline.TableLimits`, or a sink
+            has no ``record`` method.
     """
 
     __slots__ = ("_names", "_table", "_tools")
@@ -114,6 +119,8 @@ class Registry:
     ) -> None:
         if not isinstance(tools, Mapping):
             raise RegistryInvalid("a Registry is built from a mapping of name -> Tool")
+        if limits is not None and type(limits) is not pipeline.TableLimits:
+            raise RegistryInvalid("limits must be a TableLimits")
         snapshot = dict(tools)
         _check_name("surface", name)
         entries: dict[str, pipeline.Entry] = {}
@@ -205,9 +212,8 @@ class Registry:
             wanted.add(wanted_name)
         table = self._table
         entries = {n: e for n, e in table.entries.items() if n in wanted}
-        smaller = pipeline.Table(
-            table.surface, MappingProxyType(entries), table.limits, table.sinks
-        )
+        # Same sinks, limits and audit health: a failing sink stops the smaller table too.
+        smaller = replace(table, entries=MappingProxyType(entries))
         registry: Registry = object.__new__(Registry)
         registry._init(smaller, MappingProxyType({n: self._tools[n] for n in entries}))
         return registry
@@ -253,13 +259,112 @@ def _check_tool(tool_name: str, tool: object) -> None:
         raise RegistryInvalid(f"tool {tool_name!r} must be a Tool(handler, description=...)")
     if not callable(tool.handler):
         raise RegistryInvalid(f"tool {tool_name!r}: the handler is not callable")
-    if tool.audience not in AUDIENCES:
+    # Exact types: a policy bit that is 1, "yes" or "false" must not decide anything.
+    for bit, given in (("enabled", tool.enabled), ("confirm", tool.confirm)):
+        if type(given) is not bool:
+            raise RegistryInvalid(f"tool {tool_name!r}: {bit} must be True or False")
+    audience: object = tool.audience
+    if type(audience) is not str or audience not in AUDIENCES:
         raise RegistryInvalid(f"tool {tool_name!r}: audience must be one of {AUDIENCES}")
+    model: object = tool.args
+    if model is not None and not isinstance(model, type):
+        raise RegistryInvalid(f"tool {tool_name!r}: args must be a pydantic model class or None")
     _check_description(tool_name, tool.description)
+    _check_synchronous(tool_name, tool.handler)
+
+
+def _check_synchronous(tool_name: str, handler: object) -> None:
+    """Refuse a handler whose call yields something to await or iterate, however it is wrapped.
+
+    Looked through: ``functools.wraps`` chains (``__wrapped__``), partials,
+    bound methods, ``staticmethod``/``classmethod`` objects and an instance's
+    ``__call__``; refused: coroutine and (async) generator functions, and a
+    declared result that is awaitable or an iterator. What no signature shows
+    (a plain function returning a coroutine) is refused at call time instead.
+    """
+    import inspect
+
+    for candidate in _callables(handler):
+        if (
+            inspect.iscoroutinefunction(candidate)
+            or inspect.isasyncgenfunction(candidate)
+            or inspect.isgeneratorfunction(candidate)
+            or _declares_deferred(candidate)
+        ):
+            raise RegistryInvalid(
+                f"tool {tool_name!r}: the handler must be a plain synchronous function "
+                "(async, generator and awaitable-returning handlers are not supported)"
+            )
+
+
+def _callables(handler: object) -> list[object]:
+    """``handler`` and every callable it stands for, looked through each known wrapping."""
+    import functools
+
+    found: list[object] = []
+    pending = [handler]
+    while pending and len(found) < 64:
+        current = pending.pop()
+        if any(current is seen for seen in found):
+            continue
+        found.append(current)
+        if isinstance(current, functools.partial | functools.partialmethod):
+            pending.append(current.func)
+        if isinstance(current, staticmethod | classmethod):
+            pending.append(current.__func__)
+        inner = vars(current).get("__wrapped__") if hasattr(current, "__dict__") else None
+        if inner is not None:
+            pending.append(inner)
+        bound = getattr(current, "__func__", None)
+        if bound is not None:
+            pending.append(bound)
+        if not isinstance(current, type) and not _is_function(current):
+            # The class's own __call__ as defined (a function, or a static/class method object).
+            for klass in type(current).__mro__:
+                if "__call__" in vars(klass):
+                    pending.append(vars(klass)["__call__"])
+                    break
+    return found
+
+
+def _is_function(value: object) -> bool:
+    import types
+
+    return isinstance(
+        value,
+        types.FunctionType
+        | types.BuiltinFunctionType
+        | types.MethodType
+        | types.MethodWrapperType
+        | types.WrapperDescriptorType
+        | types.MethodDescriptorType,
+    )
+
+
+def _declares_deferred(candidate: object) -> bool:
+    """Whether ``candidate``'s return annotation is an awaitable, an iterator or a generator."""
+    import collections.abc
+    import inspect
+    import typing
+
+    if not callable(candidate) or isinstance(candidate, type):
+        return False
+    try:
+        declared = inspect.signature(candidate, eval_str=True).return_annotation
+    except (NameError, TypeError, ValueError, SyntaxError):
+        return False
+    origin = typing.get_origin(declared) or declared
+    deferred = (
+        collections.abc.Awaitable,
+        collections.abc.AsyncIterator,
+        collections.abc.AsyncIterable,
+        collections.abc.Iterator,
+    )
+    return isinstance(origin, type) and issubclass(origin, deferred)
 
 
 def _check_description(tool_name: str, description: object) -> None:
-    if not isinstance(description, str) or not description.strip():
+    if type(description) is not str or not description.strip():
         raise RegistryInvalid(f"tool {tool_name!r} needs a description")
     if len(description) > _MAX_DESCRIPTION:
         raise RegistryInvalid(f"tool {tool_name!r}: description over {_MAX_DESCRIPTION} characters")

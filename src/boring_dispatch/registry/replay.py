@@ -8,7 +8,8 @@ live call, against whatever world the registry's handlers see (a fixture
 world, in tests). Nothing here re-calls a model.
 
 Differences are judged on the JSON envelopes, with ``correlation_id`` left out
-(it is fresh on every run). A line that is not a valid call yields an
+(it is fresh on every run), type by type (:func:`~boring_dispatch._json.same_json`):
+``true`` is not ``1``, and ``1`` is not ``1.0``. A line that is not a valid call yields an
 ``invalid_request`` observation, counts as a difference (a corrupt trace must
 not pass), and replay goes on. Blank lines are skipped.
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, final
 
+from boring_dispatch._json import same_json
 from boring_dispatch.errors import InvalidRequest
 from boring_dispatch.observation import Observation
 from boring_dispatch.registry.pipeline import parse_request
@@ -49,12 +51,15 @@ class ReplayLine:
 
     @property
     def differs(self) -> bool:
-        """Malformed, or recorded and not equal (``correlation_id`` ignored)."""
+        """Malformed, or recorded and not the same JSON (``correlation_id`` ignored).
+
+        Compared type-exactly: a result that was ``true`` and is now ``1`` differs.
+        """
         if self.malformed:
             return True
         if self.recorded is None:
             return False
-        return comparable(self.observation) != comparable(self.recorded)
+        return not same_json(comparable(self.observation), comparable(self.recorded))
 
 
 @final

@@ -13,10 +13,11 @@ error object for that line, and replay goes on with the next.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from boring_dispatch._json import StrictJSONError, strict_loads
+from boring_dispatch._json import StrictJSONError, same_json, strict_loads
 from boring_dispatch.errors import InvalidRouteRequest, RouteError
 from boring_dispatch.records import ExecLimits
 from boring_dispatch.repository.projection import Projection, parse_argv_form, parse_projection
@@ -74,7 +75,9 @@ def replay_repository(
             outcome = _run(repository, projection, dry_run=dry_run, limits=limits)
         except RouteError as error:
             outcome = {"error": error.to_json()}
-        differs = expected is not None and _comparable(expected) != _comparable(outcome)
+        differs = expected is not None and not same_json(
+            _comparable(expected), _comparable(json.loads(json.dumps(outcome)))
+        )
         yield ReplayLine(number=number, outcome=outcome, expected=expected, differs=differs)
 
 
