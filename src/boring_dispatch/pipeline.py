@@ -316,13 +316,16 @@ def _internal_error(
 ) -> Observation:
     correlation_id = new_correlation_id()
     text = scrub("".join(traceback.format_exception(error)), secrets)
-    # The record holds the scrubbed traceback text only: no exc_info, no arguments.
+    # The record holds the scrubbed traceback text only: no exc_info, no arguments. It is
+    # one escaped line: exception text can neither forge a record nor send terminal codes.
+    from boring_dispatch.observe._logtext import log_text
+
     _LOG.error(
-        "internal_error surface=%s tool=%s correlation_id=%s\n%s",
-        surface,
-        tool,
+        "internal_error surface=%s tool=%s correlation_id=%s traceback=%s",
+        log_text(surface),
+        log_text(tool),
         correlation_id,
-        text,
+        log_text(text.rstrip("\n")),
     )
     return Observation.failure("internal_error", "internal error", correlation_id=correlation_id)
 
@@ -343,7 +346,10 @@ def _emit(table: Table, trail: _Trail, observation: Observation) -> None:
         try:
             sink.record(event)
         except Exception as error:  # noqa: BLE001 - a sink never changes the outcome
-            _LOG.warning("audit sink %s failed: %s", type(sink).__name__, type(error).__name__)
+            from boring_dispatch.observe._logtext import log_text
+
+            sink_type, error_type = type(sink).__name__, type(error).__name__
+            _LOG.warning("audit sink %s failed: %s", log_text(sink_type), log_text(error_type))
 
 
 def _scrub_result(observation: Observation, secrets: tuple[str, ...]) -> Observation:
