@@ -32,9 +32,10 @@ import json
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, final
+
+from boring_dispatch._value import value
 
 __all__ = [
     "MAX_GOLDEN_BYTES",
@@ -80,7 +81,13 @@ Reason = Literal[
 ]
 
 _APPEND_FLAGS: Final = (
-    os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+    os.O_RDWR
+    | os.O_APPEND
+    | os.O_CREAT
+    | os.O_NOFOLLOW
+    | os.O_NONBLOCK
+    | os.O_CLOEXEC
+    | os.O_NOCTTY
 )
 _READ_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _READ_CHUNK: Final = 1 << 16
@@ -127,20 +134,24 @@ def open_append(path: str | os.PathLike[str]) -> int:
             raise FileRefused("not_regular", "not a regular file") from None
         raise
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise FileRefused("not_regular", "not a regular file")
-        if info.st_uid != os.geteuid():
-            raise FileRefused("not_owner", "the file belongs to another user")
-        if info.st_nlink != 1:
-            raise FileRefused("linked", "the file has more than one hard link")
-        mode = stat.S_IMODE(info.st_mode)
-        if mode & (stat.S_IWGRP | stat.S_IWOTH):
-            os.fchmod(fd, mode & ~(stat.S_IWGRP | stat.S_IWOTH))
+        _check_appendable(fd)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _check_appendable(fd: int) -> None:
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise FileRefused("not_regular", "not a regular file")
+    if info.st_uid != os.geteuid():
+        raise FileRefused("not_owner", "the file belongs to another user")
+    if info.st_nlink != 1:
+        raise FileRefused("linked", "the file has more than one hard link")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        os.fchmod(fd, mode & ~(stat.S_IWGRP | stat.S_IWOTH))
 
 
 def append_record(fd: int, data: bytes) -> None:
@@ -225,7 +236,7 @@ def read_capped(path: str | os.PathLike[str], cap: int) -> bytes:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@value
 class Line:
     """One line of a text file."""
 
@@ -297,7 +308,7 @@ def read_lines(path: str | os.PathLike[str], cap: int) -> tuple[Line, ...]:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@value
 class JsonLines:
     """A JSON-lines file as a trace reader sees it."""
 

@@ -157,9 +157,7 @@ def test_the_cli_refuses_a_golden_comment_that_hides_a_name(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize("category", CATEGORIES)
-def test_a_trace_line_is_split_and_judged_like_a_golden_line(
-    category: str, tmp_path: Path
-) -> None:
+def test_a_trace_line_is_split_and_judged_like_a_golden_line(category: str, tmp_path: Path) -> None:
     from boring_dispatch.replay import FileRefused
 
     good = json.dumps({"name": "finish", "args": {"answer": "a"}})
@@ -313,7 +311,7 @@ def test_the_library_neither_blocks_on_nor_reads_an_endless_file(kind: str, tmp_
         text=True,
         timeout=BOUND,
         check=False,
-        preexec_fn=_limited,  # noqa: PLW1509 - no threads in the child before exec
+        preexec_fn=_limited,  # no threads run in the child before exec
     )
     assert done.returncode == 0, done.stderr
     outcome = json.loads(done.stdout)
@@ -340,7 +338,7 @@ def test_the_cli_refuses_what_is_not_a_small_regular_file(
         text=True,
         timeout=BOUND,
         check=False,
-        preexec_fn=_limited,  # noqa: PLW1509 - no threads in the child before exec
+        preexec_fn=_limited,  # no threads run in the child before exec
     )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr

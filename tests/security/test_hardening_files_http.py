@@ -85,7 +85,7 @@ def naive_a_labels(text: str) -> str:
 def test_entries_use_idna_2008_and_requests_agree(text: str) -> None:
     expected = IDNA_FAMILY[text]
     if expected is None:
-        with pytest.raises(ValueError, match="internationalised|valid host"):
+        with pytest.raises(ValueError, match=r"internationalised|valid host"):
             AllowEntry.parse(text)
         # No spelling of the refused name gets through as a request either.
         for spelling in {naive_a_labels(text), naive_a_labels(text.lower())}:
@@ -245,7 +245,7 @@ SCRIPTS: dict[str, tuple[bytes, str]] = {
     "control": (b"\x01", "utf-8"),  # six bytes of JSON per byte: the worst case
     "undecodable": (b"\xff", "utf-8"),  # each byte becomes U+FFFD: also six
     "quotes": (b'"\\', "utf-8"),
-    "mixed": ("aé\x00Ж中😀\"\\\n".encode(), "utf-8"),
+    "mixed": ('aé\x00Ж中😀"\\\n'.encode(), "utf-8"),
     "latin1": (b"\xe9\x80", "iso-8859-1"),
     "utf16": ("Ж中".encode("utf-16-le"), "utf-16"),
 }

@@ -11,9 +11,13 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from boring_dispatch.errors import DispatchError
 from boring_dispatch.surfaces.cli import report_error
+
+if TYPE_CHECKING:
+    from boring_dispatch._files import FileRefused
 
 __all__ = ["run"]
 
@@ -150,10 +154,11 @@ def _describe(options: argparse.Namespace) -> int:
     return 0
 
 
-def _file_error(kind: str, error: OSError | ValueError, error_format: str) -> None:
-    """``error: cannot read the <kind> file: <reason>``, or its JSON line (code ``unreadable_file``)."""
+def _file_error(kind: str, error: OSError | FileRefused, error_format: str) -> None:
+    """``error: cannot read the <kind> file: <reason>``, or its JSON line (``unreadable_file``)."""
     from boring_dispatch._files import FileRefused
 
+    reason: str
     if isinstance(error, FileRefused):
         reason, message, line = error.reason, str(error), error.line
     else:

@@ -3,8 +3,9 @@
 An entry names one host exactly (case-insensitive, trailing dot ignored; a
 Unicode name is mapped by UTS 46 and encoded by IDNA 2008 with the ``idna``
 package, so ``faß.de`` is ``xn--fa-hia.de``, never ``fass.de``, and a name
-IDNA 2008 refuses, such as one with a stray zero-width joiner, is refused) or, with a leading ``*.``, every proper subdomain of one domain of at
-least two labels. ``*.example.com`` matches ``api.example.com`` and
+IDNA 2008 refuses, such as one with a stray zero-width joiner, is refused)
+or, with a leading ``*.``, every proper subdomain of one domain of at least
+two labels. ``*.example.com`` matches ``api.example.com`` and
 ``a.b.example.com``; it never matches ``example.com``, ``evilexample.com`` or
 ``example.com.evil.net``. Entries allow https on the default port unless they
 say otherwise, and allow private addresses only when they say so by name.

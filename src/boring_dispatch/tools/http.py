@@ -15,9 +15,10 @@ must be public unless an exact entry allows private ones, and the connection
 goes to the address that was checked (no second DNS lookup). Bodies are capped
 (the excess is cut and ``truncated`` is set), as are headers, redirects, each
 network wait and the whole fetch. The tool also cuts the body text to what
-fits the observation cap once JSON-escaped (``max_body_json_bytes``). No proxies from the environment, no cookies,
-no compression, GET only. Refusals raise :class:`FetchError` (a ``ToolError``)
-with a fixed message per reason that never contains the URL.
+fits the observation cap once JSON-escaped (``max_body_json_bytes``). No
+proxies from the environment, no cookies, no compression, GET only. Refusals
+raise :class:`FetchError` (a ``ToolError``) with a fixed message per reason
+that never contains the URL.
 
 Not protected against: what an allowlisted server chooses to return, and
 servers on an allowlisted host that are themselves open proxies.
