@@ -13,9 +13,11 @@ on a fresh line (a newline is written first when the file does not end in
 one), so a torn record never swallows the next one, and readers skip and
 report torn lines instead of failing on them.
 
-Reading (golden files, traces, audit files): the path is opened with
-``O_NONBLOCK`` (a FIFO never blocks), must be a regular file that is not
-world-writable, and is read up to a cap (``/dev/zero`` is refused, not read).
+Reading (golden files, traces, audit files): the path (an operator's choice:
+symlinks are followed) must name a regular file, checked with ``stat`` before
+the open and with ``fstat`` after it; it is opened with ``O_NONBLOCK`` (a FIFO
+swapped in between never blocks), must not be world-writable, and is read up
+to a cap (``/dev/zero`` is refused, never read).
 Lines end at ``\\n`` only (a ``\\r`` before it is dropped). Every other line or
 paragraph separator, control character (except tab), format character (bidi
 controls, zero-width characters, the BOM) is refused with its line number:
@@ -203,6 +205,10 @@ def read_capped(path: str | os.PathLike[str], cap: int) -> bytes:
             ``too_large`` or ``unreadable``.
         OSError: the file cannot be opened (missing, permissions).
     """
+    # Looked at before it is opened, so a device or FIFO is never opened at all; the
+    # descriptor is checked again below (the path may change in between).
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise FileRefused("not_regular", "not a regular file")
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError as exc:
