@@ -207,7 +207,7 @@ def read_capped(path: str | os.PathLike[str], cap: int) -> bytes:
     """
     # Looked at before it is opened, so a device or FIFO is never opened at all; the
     # descriptor is checked again below (the path may change in between).
-    if not stat.S_ISREG(os.stat(path).st_mode):
+    if not stat.S_ISREG(Path(path).stat().st_mode):
         raise FileRefused("not_regular", "not a regular file")
     try:
         fd = os.open(path, _READ_FLAGS)
@@ -223,21 +223,26 @@ def read_capped(path: str | os.PathLike[str], cap: int) -> bytes:
             raise FileRefused("unsafe_mode", "the file is world-writable")
         if info.st_size > cap:
             raise FileRefused("too_large", f"the file is larger than {cap} bytes")
-        chunks: list[bytes] = []
-        total = 0
-        while total <= cap:
-            try:
-                chunk = os.read(fd, min(_READ_CHUNK, cap + 1 - total))
-            except OSError:
-                raise FileRefused("unreadable", "reading the file failed") from None
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
+        data = _read_at_most(fd, cap + 1)
     finally:
         os.close(fd)
-    if total > cap:  # it grew after fstat
+    if len(data) > cap:  # it grew after fstat
         raise FileRefused("too_large", f"the file is larger than {cap} bytes")
+    return data
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while total < limit:
+        try:
+            chunk = os.read(fd, min(_READ_CHUNK, limit - total))
+        except OSError:
+            raise FileRefused("unreadable", "reading the file failed") from None
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
     return b"".join(chunks)
 
 

@@ -28,7 +28,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from boring_dispatch._files import append_once
 from boring_dispatch._value import value
 
 __all__ = [
@@ -144,6 +143,9 @@ def _append_line(record: Span) -> None:
     data = line.encode("utf-8")
     if len(data) > _MAX_LINE:
         return
+    # Imported here: a gateway child loads this module, and only what it writes a span with.
+    from boring_dispatch._files import append_once
+
     path = spans_path(record.start)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     append_once(path, data)
