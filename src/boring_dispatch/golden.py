@@ -1,9 +1,16 @@
 """The golden file: the allowlist you can audit at 3 a.m.
 
 A golden file holds one name per line, sorted. Blank lines and lines starting
-with ``#`` are ignored; surrounding whitespace is stripped. CI compares the
-printed names of a table to it: a surprise name fails the build, and so does
-a missing one.
+with ``#`` are ignored; surrounding spaces and tabs are stripped. CI compares
+the printed names of a table to it: a surprise name fails the build, and so
+does a missing one.
+
+The file is read as a reviewer sees it: lines end at ``\n`` only, and a line
+or paragraph separator (U+2028, U+0085...), a control character, a format
+character (bidi controls, zero-width characters, a BOM) anywhere in the file
+refuses the whole file with its line number. It must be a regular file that
+is not world-writable, of at most 1 MiB (a FIFO or ``/dev/zero`` is refused,
+never read).
 """
 
 from __future__ import annotations
@@ -13,7 +20,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import final
 
-__all__ = ["GoldenDifference", "compare", "compare_names", "format_difference", "read_golden"]
+from boring_dispatch._files import MAX_GOLDEN_BYTES, FileRefused, read_lines
+
+__all__ = [
+    "FileRefused",
+    "GoldenDifference",
+    "compare",
+    "compare_names",
+    "format_difference",
+    "read_golden",
+]
 
 
 @final
@@ -38,11 +54,12 @@ def read_golden(path: str | Path) -> tuple[str, ...]:
     """The names listed in a golden file, in file order.
 
     Raises:
-        OSError: the file cannot be read.
-        UnicodeDecodeError: the file is not UTF-8.
+        OSError: the file cannot be opened (missing, permissions).
+        FileRefused: not a regular file, world-writable, too large, a line that
+            is not UTF-8 or holds a refused character (``line`` says which).
     """
-    text = Path(path).read_text(encoding="utf-8")
-    stripped = (line.strip() for line in text.splitlines())
+    lines = read_lines(Path(path), MAX_GOLDEN_BYTES)
+    stripped = (line.text.strip(" \t") for line in lines if line.text is not None)
     return tuple(line for line in stripped if line and not line.startswith("#"))
 
 
@@ -56,8 +73,8 @@ def compare(names: Iterable[str], golden: str | Path) -> GoldenDifference:
     """Compare ``names`` to the golden file at ``golden``.
 
     Raises:
-        OSError: the golden file cannot be read.
-        UnicodeDecodeError: the golden file is not UTF-8.
+        OSError: the golden file cannot be opened.
+        FileRefused: the golden file was refused (see :func:`read_golden`).
     """
     difference = compare_names(names, read_golden(golden))
     return GoldenDifference(difference.surprise, difference.missing, Path(golden))

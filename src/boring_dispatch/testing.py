@@ -41,6 +41,9 @@ def assert_golden(registry: Registry, golden: str | Path) -> None:
 
     Raises:
         AssertionError: listing every surprise and every missing name.
+        FileRefused: the golden file was refused (not a regular file, too large,
+            a refused character); ``reason`` and ``line`` say why and where.
+        OSError: the golden file cannot be opened.
     """
     difference = compare(registry.names(), golden)
     if not difference.ok:

@@ -16,6 +16,13 @@ the observation of the call it records. Audit is written after the call, so it
 records what happened. A sink that fails even the minimal record is logged as
 an ERROR and stops the table: no handler runs until that sink records again
 (see :class:`boring_dispatch.registry.pipeline.AuditHealth`).
+
+Both files are opened by the one safe appender of :mod:`boring_dispatch._files`
+(no symlink, no FIFO, a regular file of ours; group/world write bits removed)
+and get one ``write`` per record. A record larger than ``max_record_bytes`` is
+replaced by a small record saying so. A writer killed mid-write or a full disk
+can leave a torn line; the next record starts on a fresh line, and
+:func:`read_records` skips torn lines and reports their numbers.
 """
 
 from __future__ import annotations
@@ -29,9 +36,31 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, Protocol, Self, final, runtime_checkable
 
+from boring_dispatch._files import (
+    MAX_TRACE_BYTES,
+    FileRefused,
+    append_record,
+    open_append,
+    read_capped,
+    split_lines,
+)
 from boring_dispatch.observation import Observation
 
-__all__ = ["AuditEvent", "AuditSink", "JsonLinesAuditSink", "TraceRecorder"]
+__all__ = [
+    "MAX_RECORD_BYTES",
+    "AuditEvent",
+    "AuditSink",
+    "FileRefused",
+    "JsonLinesAuditSink",
+    "Records",
+    "TraceRecorder",
+    "read_records",
+]
+
+#: Default cap on one record (one line); a larger record is replaced by a small one.
+MAX_RECORD_BYTES: Final = 1 << 20
+# The small replacement record (tool name cut to 128 characters, however escaped) fits this.
+_MIN_RECORD_BYTES: Final = 4096
 
 _ENCODER: Final = json.JSONEncoder(
     ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=lambda o: type(o).__name__
@@ -68,22 +97,36 @@ class AuditSink(Protocol):
 
 
 class _AppendFile:
-    """An append-only file of JSON lines, created 0600, one ``write`` per line."""
+    """An append-only file of JSON lines, created 0600, one ``write`` per line.
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    Raises:
+        FileRefused: at construction, for a symlink, a FIFO or other non-regular
+            file, a file of another user or with several hard links.
+        OSError: the file cannot be opened or created.
+        ValueError: ``max_record_bytes`` is not an int of at least 4096 (the
+            small record that replaces a larger one always fits that).
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], *, max_record_bytes: int = MAX_RECORD_BYTES
+    ) -> None:
+        if type(max_record_bytes) is not int or max_record_bytes < _MIN_RECORD_BYTES:
+            raise ValueError("max_record_bytes must be an int of at least 4096")
         self.path: Final = Path(path)
+        self.max_record_bytes: Final = max_record_bytes
         self._lock = threading.Lock()
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-        self._fd: int | None = os.open(self.path, flags, 0o600)
+        self._fd: int | None = open_append(self.path)
 
-    def _write(self, payload: dict[str, object]) -> None:
+    def _write(self, payload: dict[str, object], small: dict[str, object]) -> None:
+        """Append ``payload``, or ``small`` (which says so) when ``payload`` is over the cap."""
         data = (_ENCODER.encode(payload) + "\n").encode("ascii")
+        if len(data) > self.max_record_bytes:
+            small["record_too_large"] = len(data)
+            data = (_ENCODER.encode(small) + "\n").encode("ascii")
         with self._lock:
             if self._fd is None:
                 raise ValueError("the sink is closed")
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._fd, view) :]
+            append_record(self._fd, data)
 
     def close(self) -> None:
         """Close the file; later records raise (and are logged by the pipeline)."""
@@ -123,7 +166,7 @@ class JsonLinesAuditSink(_AppendFile):
         error = event.observation.error
         if error is not None and error.correlation_id is not None:
             line["correlation_id"] = error.correlation_id
-        self._write(line)
+        self._write(line, {**line, "args": None})
 
 
 @final
@@ -133,7 +176,9 @@ class TraceRecorder(_AppendFile):
     Requests without a string name or an arguments object are not recorded
     (there is no call to replay). Replaying a sensitive tool feeds it the
     placeholder, so such lines replay only against a fixture world that
-    accepts ``"[redacted]"``.
+    accepts ``"[redacted]"``. A call over ``max_record_bytes`` is recorded as
+    ``{"name", "record_too_large"}``, which replays as a malformed line (a
+    difference): the trace cannot reproduce it.
     """
 
     def record(self, event: AuditEvent) -> None:
@@ -141,5 +186,49 @@ class TraceRecorder(_AppendFile):
         if event.tool is None or event.args is None:
             return
         self._write(
-            {"name": event.tool, "args": event.args, "observation": event.observation.to_json()}
+            {"name": event.tool, "args": event.args, "observation": event.observation.to_json()},
+            {"name": event.tool},
         )
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Records:
+    """The records of a JSON-lines audit or trace file, and the lines that were skipped."""
+
+    #: ``(line number, record)`` for every line that is a JSON object.
+    records: tuple[tuple[int, dict[str, object]], ...]
+    #: Line numbers of lines that are not a record: torn by an interrupted writer
+    #: (a kill, a full disk) or otherwise damaged.
+    skipped: tuple[int, ...]
+
+
+def read_records(path: str | os.PathLike[str], *, max_bytes: int = MAX_TRACE_BYTES) -> Records:
+    """Read a file written by :class:`JsonLinesAuditSink` or :class:`TraceRecorder`.
+
+    The file must be a regular file of at most ``max_bytes`` (a FIFO or
+    ``/dev/zero`` is refused, not read). Lines end at ``\\n`` only. A line that
+    is not one JSON object (a torn record, not UTF-8, a refused character) is
+    skipped and its number reported; it never hides the record after it.
+
+    Raises:
+        FileRefused: not a regular file, world-writable or too large.
+        OSError: the file cannot be opened.
+    """
+    records: list[tuple[int, dict[str, object]]] = []
+    skipped: list[int] = []
+    for line in split_lines(read_capped(path, max_bytes)):
+        if line.text is None or line.problem is not None:
+            skipped.append(line.number)
+            continue
+        if not line.text.strip():
+            continue
+        try:
+            value = json.loads(line.text)
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, dict):
+            records.append((line.number, value))
+        else:
+            skipped.append(line.number)
+    return Records(tuple(records), tuple(skipped))

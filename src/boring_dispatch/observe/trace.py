@@ -22,7 +22,6 @@ import json
 import math
 import os
 import re
-import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -124,9 +123,11 @@ def spans_path(now: float | None = None) -> Path:
 def write_span(record: Span) -> None:
     """Append ``record`` as one JSON line; swallow every failure.
 
-    The file is opened with ``O_APPEND|O_CREAT|O_NOFOLLOW|O_NONBLOCK`` and mode
-    0o600, must be a regular file, and gets one ``write`` per line. A symlink at
-    the file's place is refused (the directories above it are trusted).
+    The file is opened by the safe appender the audit sinks use
+    (:func:`boring_dispatch._files.open_append`: ``O_APPEND|O_CREAT|O_NOFOLLOW|O_NONBLOCK``,
+    mode 0o600, a regular file of ours with one link, group/world write bits
+    removed) and gets one ``write`` per line, on a fresh line after a torn one.
+    A symlink at the file's place is refused (the directories above it are trusted).
     """
     if not valid_trace_id(record.trace_id):
         return
@@ -142,15 +143,12 @@ def _append_line(record: Span) -> None:
     data = line.encode("utf-8")
     if len(data) > _MAX_LINE:
         return
+    # Imported here: a gateway child loads this module, and only what it writes a span with.
+    from boring_dispatch._files import append_once
+
     path = spans_path(record.start)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-    fd = os.open(path, flags, 0o600)
-    try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            os.write(fd, data)
-    finally:
-        os.close(fd)
+    append_once(path, data)
 
 
 def _emit_otel(record: Span) -> None:

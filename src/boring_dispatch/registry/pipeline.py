@@ -39,7 +39,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, final
 
-from boring_dispatch.registry import _call_guards as guards
 from boring_dispatch._json import StrictJSONError, strict_loads
 from boring_dispatch.errors import (
     Denied,
@@ -51,6 +50,7 @@ from boring_dispatch.errors import (
     UnknownTool,
 )
 from boring_dispatch.observation import Observation
+from boring_dispatch.observe._logtext import log_text
 from boring_dispatch.observe.audit import AuditEvent, AuditSink
 from boring_dispatch.observe.redact import (
     PLACEHOLDER,
@@ -58,6 +58,7 @@ from boring_dispatch.observe.redact import (
     redact_invalid,
     sensitive_values,
 )
+from boring_dispatch.registry import _call_guards as guards
 
 if TYPE_CHECKING:
     from boring_dispatch.registry.schema import ArgumentSchema
@@ -396,13 +397,14 @@ def _internal_error(
     if secrets and guards.reveals(text, secrets):
         # Whole or not at all: the exceptions' text goes, the code's frames and types stay.
         text = guards.withheld_traceback(error)
-    # The record holds the traceback text only: no exc_info, no arguments.
+    # The record holds the traceback text only: no exc_info, no arguments. It is one
+    # escaped line: exception text can neither forge a record nor send terminal codes.
     _LOG.error(
-        "internal_error surface=%s tool=%s correlation_id=%s\n%s",
-        surface,
-        tool,
+        "internal_error surface=%s tool=%s correlation_id=%s traceback=%s",
+        log_text(surface),
+        log_text(tool),
         correlation_id,
-        text,
+        log_text(text.rstrip("\n")),
     )
     return Observation.failure("internal_error", "internal error", correlation_id=correlation_id)
 
@@ -412,12 +414,12 @@ def _audit_unavailable(table: Table, name: str) -> Observation:
     correlation_id = new_correlation_id()
     failing = sorted({type(s).__name__ for s in table.sinks if id(s) in table.audit.failing})
     _LOG.error(
-        "internal_error surface=%s tool=%s correlation_id=%s\n"
+        "internal_error surface=%s tool=%s correlation_id=%s "
         "call refused before the handler: audit sink %s failed its last record",
-        table.surface,
-        name,
+        log_text(table.surface),
+        log_text(name),
         correlation_id,
-        ", ".join(failing),
+        log_text(", ".join(failing)),
     )
     return Observation.failure("internal_error", "internal error", correlation_id=correlation_id)
 
@@ -448,7 +450,11 @@ def _record(table: Table, sink: AuditSink, event: AuditEvent) -> None:
     try:
         sink.record(event)
     except Exception as error:  # noqa: BLE001 - a sink never changes the outcome
-        _LOG.warning("audit sink %s failed: %s", type(sink).__name__, type(error).__name__)
+        _LOG.warning(
+            "audit sink %s failed: %s",
+            log_text(type(sink).__name__),
+            log_text(type(error).__name__),
+        )
     else:
         table.audit.failing.discard(id(sink))
         return
@@ -460,16 +466,16 @@ def _record(table: Table, sink: AuditSink, event: AuditEvent) -> None:
             "audit record lost: sink %s failed again (%s) on the minimal record of "
             "surface=%s tool=%s outcome=%s correlation_id=%s; "
             "no handler of this table runs until the sink records again",
-            type(sink).__name__,
-            type(error).__name__,
-            event.surface,
-            _shown(event.tool),
+            log_text(type(sink).__name__),
+            log_text(type(error).__name__),
+            log_text(event.surface),
+            log_text(_shown(event.tool)),
             event.outcome,
             event.observation.error.correlation_id if event.observation.error else None,
         )
     else:
         table.audit.failing.discard(id(sink))
-        _LOG.warning("audit sink %s: wrote a minimal record instead", type(sink).__name__)
+        _LOG.warning("audit sink %s: wrote a minimal record instead", log_text(type(sink).__name__))
 
 
 def _minimal(event: AuditEvent) -> AuditEvent:

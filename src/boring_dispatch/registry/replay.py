@@ -12,6 +12,13 @@ Differences are judged on the JSON envelopes, with ``correlation_id`` left out
 ``true`` is not ``1``, and ``1`` is not ``1.0``. A line that is not a valid call yields an
 ``invalid_request`` observation, counts as a difference (a corrupt trace must
 not pass), and replay goes on. Blank lines are skipped.
+
+A trace file is read like a golden file (:mod:`boring_dispatch.golden`): a
+regular file, capped in size, lines ending at ``\n`` only, and a separator,
+control or format character anywhere refuses the file with its line number.
+A torn last record (no ``\n`` and not JSON: its writer was interrupted) is
+left out and reported in :attr:`ReplayReport.torn`; it does not count as a
+difference.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, final
 
+from boring_dispatch._files import MAX_TRACE_BYTES, FileRefused, read_json_lines
 from boring_dispatch._json import same_json
 from boring_dispatch.errors import InvalidRequest
 from boring_dispatch.observation import Observation
@@ -30,7 +38,7 @@ from boring_dispatch.registry.pipeline import parse_request
 if TYPE_CHECKING:
     from boring_dispatch.registry.registry import Registry
 
-__all__ = ["ReplayLine", "ReplayReport", "comparable", "replay", "replay_lines"]
+__all__ = ["FileRefused", "ReplayLine", "ReplayReport", "comparable", "replay", "replay_lines"]
 
 
 @final
@@ -68,6 +76,8 @@ class ReplayReport:
     """All lines of one replay."""
 
     lines: tuple[ReplayLine, ...]
+    #: Line numbers of torn records left out (only a last line without ``\n`` can be one).
+    torn: tuple[int, ...] = ()
 
     @property
     def differences(self) -> tuple[ReplayLine, ...]:
@@ -96,15 +106,20 @@ def replay_lines(registry: Registry, lines: Iterable[str | bytes]) -> Iterator[R
         yield ReplayLine(number, request.name, envelope, request.observation, malformed=False)
 
 
-def replay(registry: Registry, trace: str | Path) -> ReplayReport:
+def replay(
+    registry: Registry, trace: str | Path, *, max_bytes: int = MAX_TRACE_BYTES
+) -> ReplayReport:
     """Replay the trace file at ``trace`` (UTF-8 JSON lines) and collect the results.
 
     Raises:
-        OSError: the file cannot be read.
-        UnicodeDecodeError: the file is not UTF-8.
+        OSError: the file cannot be opened.
+        FileRefused: not a regular file, world-writable, over ``max_bytes``, or a
+            line that is not UTF-8 or holds a refused character (``line`` says which).
     """
-    text = Path(trace).read_text(encoding="utf-8")
-    return ReplayReport(tuple(replay_lines(registry, text.splitlines())))
+    read = read_json_lines(Path(trace), max_bytes)
+    texts = (line.text or "" for line in read.lines)
+    torn = () if read.torn_tail is None else (read.torn_tail,)
+    return ReplayReport(tuple(replay_lines(registry, texts)), torn)
 
 
 def comparable(envelope: dict[str, object]) -> dict[str, object]:

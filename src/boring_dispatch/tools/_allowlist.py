@@ -1,8 +1,11 @@
 """The host allowlist of the HTTP tool: which scheme, host and port may be fetched.
 
-An entry names one host exactly (case-insensitive, IDNA-encoded, trailing dot
-ignored) or, with a leading ``*.``, every proper subdomain of one domain of at
-least two labels. ``*.example.com`` matches ``api.example.com`` and
+An entry names one host exactly (case-insensitive, trailing dot ignored; a
+Unicode name is mapped by UTS 46 and encoded by IDNA 2008 with the ``idna``
+package, so ``faß.de`` is ``xn--fa-hia.de``, never ``fass.de``, and a name
+IDNA 2008 refuses, such as one with a stray zero-width joiner, is refused)
+or, with a leading ``*.``, every proper subdomain of one domain of at least
+two labels. ``*.example.com`` matches ``api.example.com`` and
 ``a.b.example.com``; it never matches ``example.com``, ``evilexample.com`` or
 ``example.com.evil.net``. Entries allow https on the default port unless they
 say otherwise, and allow private addresses only when they say so by name.
@@ -167,12 +170,27 @@ class HostAllowlist:
 def _entry_host(text: str, *, wildcard: bool) -> str:
     if not text.isascii():
         try:
-            text = text.encode("idna").decode("ascii")  # IDNA 2003, the stdlib codec
-        except UnicodeError as exc:
+            text = _a_labels(text)
+        except UnicodeError as exc:  # idna.IDNAError and its subclasses
             raise ValueError("allowlist host is not a valid internationalised name") from exc
-    host = canonical_host(text)
+    host = canonical_host(text)  # checks ASCII labels, xn-- labels included, against IDNA 2008
     if host is None:
         raise ValueError("allowlist host is not a valid host name or IP address")
     if wildcard and (host[1] is not None or "." not in host[0]):
         raise ValueError("a wildcard allowlist entry must cover a domain of two or more labels")
     return host[0]
+
+
+def _a_labels(text: str) -> str:
+    """UTS 46 mapping (non-transitional: ``ß`` stays ``ß``), then IDNA 2008 per non-ASCII label.
+
+    ASCII labels are left to :func:`canonical_host`, as in a request URL, so an
+    entry and a request judge them by the same rules.
+    """
+    import idna  # lazy: only Unicode entries need it
+
+    mapped = idna.uts46_remap(text, std3_rules=True)
+    labels = mapped.split(".")
+    return ".".join(
+        label if label.isascii() else idna.alabel(label).decode("ascii") for label in labels
+    )

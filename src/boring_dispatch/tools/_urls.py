@@ -6,6 +6,11 @@ query. Everything a lenient parser would repair or reinterpret is refused
 instead: userinfo, fragments, backslashes, whitespace and control characters,
 non-ASCII text, malformed percent escapes, zone identifiers, and numeric hosts
 that are not a canonical dotted quad (``2130706433``, ``0x7f.1``, ``127.1``).
+
+An internationalised host is given in its ASCII form: every ``xn--`` label
+must be the canonical Punycode of a label that IDNA 2008 accepts (checked with
+the ``idna`` package, the same rules the allowlist uses), so a host the
+allowlist could never have named is refused as ``bad_host``.
 """
 
 from __future__ import annotations
@@ -139,6 +144,8 @@ def canonical_host(text: str) -> tuple[str, IPv4Address | IPv6Address | None] | 
     labels = lowered.split(".")
     if len(lowered) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
         return None
+    if any(label.startswith("xn--") and not _idna2008_a_label(label) for label in labels):
+        return None
     if not _NUMERIC_LABEL.fullmatch(labels[-1]):
         return lowered, None
     # A host ending in a number is an IPv4 address to every resolver: only the
@@ -148,6 +155,17 @@ def canonical_host(text: str) -> tuple[str, IPv4Address | IPv6Address | None] | 
     except ValueError:
         return None
     return (str(v4), v4) if str(v4) == lowered else None
+
+
+def _idna2008_a_label(label: str) -> bool:
+    """Whether a lowercase ``xn--`` label is the canonical A-label of a valid IDNA 2008 label."""
+    import idna  # lazy: only hosts with an xn-- label need it
+
+    try:
+        idna.ulabel(label)
+    except UnicodeError:  # idna.IDNAError and its subclasses
+        return False
+    return True
 
 
 def _ipv6_host(text: str) -> tuple[str, IPv6Address] | None:

@@ -14,9 +14,11 @@ scratch). Only https is allowed unless an entry names http. Resolved addresses
 must be public unless an exact entry allows private ones, and the connection
 goes to the address that was checked (no second DNS lookup). Bodies are capped
 (the excess is cut and ``truncated`` is set), as are headers, redirects, each
-network wait and the whole fetch. No proxies from the environment, no cookies,
-no compression, GET only. Refusals raise :class:`FetchError` (a ``ToolError``)
-with a fixed message per reason that never contains the URL.
+network wait and the whole fetch. The tool also cuts the body text to what
+fits the observation cap once JSON-escaped (``max_body_json_bytes``). No
+proxies from the environment, no cookies, no compression, GET only. Refusals
+raise :class:`FetchError` (a ``ToolError``) with a fixed message per reason
+that never contains the URL.
 
 Not protected against: what an allowlisted server chooses to return, and
 servers on an allowlisted host that are themselves open proxies.
@@ -24,6 +26,7 @@ servers on an allowlisted host that are themselves open proxies.
 
 from __future__ import annotations
 
+import json
 import math
 import ssl
 from dataclasses import dataclass, field
@@ -83,8 +86,7 @@ class HttpPolicy:
 
     #: The only hosts that may be contacted.
     allow: HostAllowlist
-    #: Body bytes kept; the rest is cut and ``truncated`` set. The default fits the
-    #: table's default 64 KiB observation cap with room for JSON escaping.
+    #: Body bytes kept; the rest is cut and ``truncated`` set.
     max_body_bytes: int = 32_768
     #: Total bytes of response header names and values.
     max_header_bytes: int = 32_768
@@ -102,11 +104,23 @@ class HttpPolicy:
     ca_file: str | None = None
     #: Turns a host name into addresses (checked afterwards); replace to use another resolver.
     resolver: Resolver = field(default=system_resolver)
+    #: The tool's body text, measured as the table measures an observation (compact
+    #: ASCII-escaped JSON, quotes included), is cut to this and ``truncated`` set. A
+    #: decoded byte can take up to 6 bytes of JSON (``\u0001``, ``\ufffd``), so this,
+    #: not ``max_body_bytes``, bounds the observation: the default plus the headers and
+    #: keys (under 4 KiB) fits the table's default 64 KiB cap for any body. Keep it at
+    #: least 4 KiB under ``TableLimits.max_observation_bytes``.
+    max_body_json_bytes: int = 56 << 10
 
     def __post_init__(self) -> None:
         if not isinstance(self.allow, HostAllowlist):
             raise TypeError("HttpPolicy.allow must be a HostAllowlist")
-        sizes = (self.max_body_bytes, self.max_header_bytes, self.max_url_length)
+        sizes = (
+            self.max_body_bytes,
+            self.max_header_bytes,
+            self.max_url_length,
+            self.max_body_json_bytes,
+        )
         if not all(isinstance(n, int) and n > 0 for n in sizes):
             raise ValueError("HttpPolicy sizes must be positive integers")
         if not (isinstance(self.max_redirects, int) and 0 <= self.max_redirects <= 20):
@@ -203,10 +217,11 @@ def http_get_tool(policy: HttpPolicy, *, description: str | None = None) -> Tool
 
     The handler returns ``{"status", "headers", "body", "truncated", "redirects"}``
     (``headers`` a dict of the safe subset, ``body`` decoded text) and raises
-    :class:`FetchError` (code ``tool_error``) for every refusal or failure. Keep
-    ``max_body_bytes`` well below the table's observation cap: a body that does
-    not fit (binary bytes decode to three-byte replacement characters) becomes
-    ``observation_too_large``, never a partial observation.
+    :class:`FetchError` (code ``tool_error``) for every refusal or failure. The
+    body text is cut (at a character) to ``max_body_json_bytes`` of escaped JSON
+    and ``truncated`` set, so with the default policy and table limits every
+    response fits the observation cap, whatever its script (Cyrillic, CJK, emoji,
+    control characters or undecodable bytes).
 
     Args:
         policy: The allowlist and limits; shared by every call of the tool.
@@ -219,17 +234,39 @@ def http_get_tool(policy: HttpPolicy, *, description: str | None = None) -> Tool
 
     def http_get(url: str) -> dict[str, object]:
         response = fetch(url, policy)
+        body, cut = _fit_json(response.text(), policy.max_body_json_bytes)
         return {
             "status": response.status,
             "headers": dict(response.headers),
-            "body": response.text(),
-            "truncated": response.truncated,
+            "body": body,
+            "truncated": response.truncated or cut,
             "redirects": response.redirects,
         }
 
     default = (
         "Fetch a web resource with HTTP GET and return its status, a few headers and "
-        f"its text (at most {policy.max_body_bytes} bytes). Only these hosts are "
-        f"allowed: {policy.allow.describe()}."
+        f"its text (at most {policy.max_body_bytes} bytes, cut further when it is long "
+        f"once escaped). Only these hosts are allowed: {policy.allow.describe()}."
     )
     return Tool(http_get, description=description or default)
+
+
+_JSON: Final = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+
+
+def _fit_json(text: str, budget: int) -> tuple[str, bool]:
+    """The longest prefix of ``text`` whose JSON string is at most ``budget`` bytes; cut or not.
+
+    Measured as the table measures observations (compact ASCII JSON), so the
+    size of the escapes counts: 6 bytes for ``\\u0430``, 12 for an emoji.
+    """
+    if len(_JSON.encode(text)) <= budget:
+        return text, False
+    fits, too_long = 0, len(text)  # text[:fits] fits; text[:too_long] does not
+    while too_long - fits > 1:
+        middle = (fits + too_long) // 2
+        if len(_JSON.encode(text[:middle])) <= budget:
+            fits = middle
+        else:
+            too_long = middle
+    return text[:fits], True

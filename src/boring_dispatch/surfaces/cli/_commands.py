@@ -11,9 +11,13 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from boring_dispatch.errors import DispatchError
 from boring_dispatch.surfaces.cli._common import report_error
+
+if TYPE_CHECKING:
+    from boring_dispatch._files import FileRefused
 
 __all__ = ["run"]
 
@@ -80,12 +84,12 @@ def _names(options: argparse.Namespace) -> int:
     if options.golden is None:
         sys.stdout.writelines(f"{name}\n" for name in names)
         return 0
-    from boring_dispatch.golden import compare, format_difference
+    from boring_dispatch.golden import FileRefused, compare, format_difference
 
     try:
         difference = compare(names, Path(options.golden))
-    except (OSError, UnicodeDecodeError) as error:
-        sys.stderr.write(f"error: cannot read the golden file: {_reason(error)}\n")
+    except (OSError, FileRefused) as error:
+        _file_error("golden", error, options.error_format)
         return 2
     if difference.ok:
         sys.stdout.writelines(f"{name}\n" for name in names)
@@ -95,11 +99,19 @@ def _names(options: argparse.Namespace) -> int:
 
 
 def _replay(options: argparse.Namespace) -> int:
+    from boring_dispatch._files import FileRefused, read_json_lines
+
     try:
-        lines = Path(options.trace).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        sys.stderr.write(f"error: cannot read the trace file: {_reason(error)}\n")
+        read = read_json_lines(Path(options.trace))
+    except (OSError, FileRefused) as error:
+        _file_error("trace", error, options.error_format)
         return 2
+    if read.torn_tail is not None:
+        sys.stderr.write(
+            f"warning: line {read.torn_tail}: a torn last record (its writer was "
+            "interrupted) was skipped\n"
+        )
+    lines = [line.text or "" for line in read.lines]
     if options.registry:
         from boring_dispatch.registry.replay import replay_lines
         from boring_dispatch.registry.spec import load_registry
@@ -142,10 +154,27 @@ def _describe(options: argparse.Namespace) -> int:
     return 0
 
 
-def _reason(error: OSError | UnicodeDecodeError) -> str:
-    if isinstance(error, UnicodeDecodeError):
-        return "not UTF-8 text"
-    return error.strerror or type(error).__name__
+def _file_error(kind: str, error: OSError | FileRefused, error_format: str) -> None:
+    """``error: cannot read the <kind> file: <reason>``, or its JSON line (``unreadable_file``)."""
+    from boring_dispatch._files import FileRefused
+
+    reason: str
+    if isinstance(error, FileRefused):
+        reason, message, line = error.reason, str(error), error.line
+    else:
+        reason, message, line = "io", error.strerror or type(error).__name__, None
+    if error_format != "json":
+        sys.stderr.write(f"error: cannot read the {kind} file: {message}\n")
+        return
+    payload = {
+        "schema_version": 1,
+        "code": "unreadable_file",
+        "message": f"cannot read the {kind} file: {message}",
+        "file": kind,
+        "reason": reason,
+        "line": line,
+    }
+    sys.stderr.write(json.dumps(payload) + "\n")
 
 
 def _mcp(options: argparse.Namespace) -> int:

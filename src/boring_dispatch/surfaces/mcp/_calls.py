@@ -79,20 +79,23 @@ def _log_internal_error(error: BaseException) -> str:
 
     The log line holds the exception's type and its traceback frames (file, line,
     function, source line), never the exception's text, which may hold argument
-    values. It goes to the ``boring_dispatch`` logger (stderr unless configured).
+    values. It is one escaped line (no newline, control or bidi character of a
+    type name or source line gets through) and goes to the ``boring_dispatch``
+    logger (stderr unless configured).
     """
     import logging
     import traceback
 
+    from boring_dispatch.observe._logtext import log_text
     from boring_dispatch.registry.pipeline import new_correlation_id
 
     correlation_id = new_correlation_id()
     frames = "".join(traceback.format_tb(error.__traceback__))
     logging.getLogger("boring_dispatch").error(
-        "dispatcher mcp: internal_error correlation_id=%s type=%s\n%s",
+        "dispatcher mcp: internal_error correlation_id=%s type=%s frames=%s",
         correlation_id,
-        type(error).__name__,
-        frames,
+        log_text(type(error).__name__),
+        log_text(frames.rstrip("\n")),
     )
     return correlation_id
 
