@@ -22,7 +22,7 @@ import json
 import pathlib
 import uuid
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, cast
 
 import pydantic
 import pytest
@@ -152,7 +152,7 @@ def test_the_json_form_the_schema_advertises_is_accepted_on_both_paths(
 ) -> None:
     annotation, values = FAMILY[case]
     value = data.draw(values)
-    adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(annotation)
+    adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(cast("Any", annotation))
     wire = json.loads(adapter.dump_json(value))
     table, received = _cached(annotation, f"family-{case}")
     schema = table.tool_schemas("mcp")[0]["inputSchema"]
@@ -434,7 +434,11 @@ def test_an_explicit_model_validates_json_forms_and_nested_strictness() -> None:
     assert direct.ok
     assert parsed.ok
     assert received == [(1, dt.date(2024, 5, 1))] * 2
-    for bad in ({"low": "1", "when": "2024-05-01"}, {"low": 1, "when": 1700000000}):
+    bad_calls: list[dict[str, object]] = [
+        {"low": "1", "when": "2024-05-01"},
+        {"low": 1, "when": 1700000000},
+    ]
+    for bad in bad_calls:
         direct, parsed = _both(table, bad)
         assert direct.code == parsed.code == "invalid_arguments"
 

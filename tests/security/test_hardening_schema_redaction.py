@@ -17,7 +17,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Generic, NewType, Optional, TypeVar, Union
+from typing import Annotated, Any, Generic, NewType, Optional, TypeVar, Union, cast
 
 import pydantic
 import pytest
@@ -41,7 +41,7 @@ from pydantic.alias_generators import to_camel
 from typing_extensions import TypeAliasType
 
 from boring_dispatch import Registry, Sensitive, Tool
-from boring_dispatch.observe.audit import JsonLinesAuditSink, TraceRecorder
+from boring_dispatch.observe.audit import AuditSink, JsonLinesAuditSink, TraceRecorder
 from boring_dispatch.observe.redact import sensitive_paths
 from boring_dispatch.table.schema import sensitive_node
 from boring_dispatch.testing import CapturingSink
@@ -51,12 +51,12 @@ STRICT = ConfigDict(strict=True, extra="forbid")
 T = TypeVar("T")
 
 Token = NewType("Token", SecretStr)
-MarkedToken = NewType("MarkedToken", Annotated[str, Sensitive])  # type: ignore[misc]
+MarkedToken = NewType("MarkedToken", Annotated[str, Sensitive])
 TokenOfToken = NewType("TokenOfToken", Token)
 SecretAlias = TypeAliasType("SecretAlias", Annotated[str, Sensitive])
 SecretStrAlias = TypeAliasType("SecretStrAlias", SecretStr)
 AliasOfAlias = TypeAliasType("AliasOfAlias", SecretAlias)
-ListOf = TypeAliasType("ListOf", list[T], type_params=(T,))  # type: ignore[misc]
+ListOf = TypeAliasType("ListOf", list[T], type_params=(T,))
 
 
 class Creds(BaseModel):
@@ -185,7 +185,11 @@ class Recorded:
         self.sink = CapturingSink()
         self.audit = tmp_path / "audit.jsonl"
         self.trace = tmp_path / "trace.jsonl"
-        sinks = [self.sink, JsonLinesAuditSink(self.audit), TraceRecorder(self.trace)]
+        sinks: list[AuditSink] = [
+            self.sink,
+            JsonLinesAuditSink(self.audit),
+            TraceRecorder(self.trace),
+        ]
         self.table = Registry(tools, sinks=sinks)
 
     def both(self, name: str, args: dict[str, object]) -> list[dict[str, object]]:
@@ -203,10 +207,8 @@ class Recorded:
         return "\n".join(texts)
 
 
-def _model_of(annotation: object) -> type[BaseModel]:
-    return pydantic.create_model(  # type: ignore[no-any-return, call-overload]
-        "Args", __config__=STRICT, secret=(annotation, ...), n=(int, ...)
-    )
+def _model_of(annotation: Any) -> type[BaseModel]:
+    return pydantic.create_model("Args", __config__=STRICT, secret=(annotation, ...), n=(int, ...))
 
 
 def _tool(annotation: object, received: list[object], via: str) -> Tool:
@@ -287,11 +289,10 @@ def test_the_sensitive_tree_marks_every_spelling(
     ids=repr,
 )
 def test_a_secret_read_through_an_alias_is_redacted_where_it_was_read(
-    tmp_path: Path, secret: object, field: Any, config: dict[str, Any], args: dict[str, object]
+    tmp_path: Path, secret: Any, field: Any, config: dict[str, Any], args: dict[str, object]
 ) -> None:
-    model = pydantic.create_model(  # type: ignore[call-overload]
-        "Args", __config__=ConfigDict(strict=True, extra="forbid", **config), token=(secret, field)
-    )
+    merged = cast("ConfigDict", {"strict": True, "extra": "forbid", **config})
+    model = pydantic.create_model("Args", __config__=merged, token=(secret, field))
     received: list[object] = []
 
     def login(token: object) -> dict[str, object]:

@@ -122,6 +122,7 @@ class Registry:
             _check_name("tool", tool_name)
             _check_tool(tool_name, tool)
             schema = build_schema(tool_name, tool.handler, tool.args)
+            _check_schema_text(tool_name, schema.json_schema)
             if tool.enabled:
                 entries[tool_name] = pipeline.Entry(tool.handler, schema, tool.confirm is True)
                 kept[tool_name] = tool
@@ -262,8 +263,30 @@ def _check_description(tool_name: str, description: object) -> None:
         raise RegistryInvalid(f"tool {tool_name!r} needs a description")
     if len(description) > _MAX_DESCRIPTION:
         raise RegistryInvalid(f"tool {tool_name!r}: description over {_MAX_DESCRIPTION} characters")
-    for char in description:
+    _check_text(tool_name, "description", description)
+
+
+def _check_text(tool_name: str, where: str, text: str) -> None:
+    for char in text:
         if char not in "\n\t" and unicodedata.category(char) in _HIDDEN_CATEGORIES:
             raise RegistryInvalid(
-                f"tool {tool_name!r}: description holds a hidden character U+{ord(char):04X}"
+                f"tool {tool_name!r}: {where} holds a hidden character U+{ord(char):04X}"
             )
+
+
+def _check_schema_text(tool_name: str, schema: object) -> None:
+    """The description rule, applied to every text of the argument schema the model reads.
+
+    Property names, titles, descriptions (docstrings included), enum and
+    const values, defaults, examples, patterns: every string key and value.
+    """
+    pending = [schema]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            _check_text(tool_name, "the argument schema", value)
+        elif isinstance(value, Mapping):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list | tuple):
+            pending.extend(value)

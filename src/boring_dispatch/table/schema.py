@@ -475,7 +475,7 @@ def sensitive_node(annotation: object) -> SensitiveNode | None:
     """
     import pydantic
 
-    core = pydantic.TypeAdapter(annotation).core_schema
+    core = pydantic.TypeAdapter(cast("Any", annotation)).core_schema
     return _Walk(core).tree(core)
 
 
@@ -737,6 +737,12 @@ def _generator(walk: _Walk) -> type[GenerateJsonSchema]:
             if isinstance(schema.get("type"), str) and walk.whole(schema):
                 produced = {**produced, "writeOnly": True}
             return produced
+
+        def default_schema(self, schema: Any) -> Any:  # noqa: ANN401
+            if walk.holds(schema["schema"]):
+                # The default is not even serialized: it may be (or hold) the secret.
+                return self.generate_inner(schema["schema"])
+            return super().default_schema(schema)
 
         def typed_dict_schema(self, schema: Any) -> Any:  # noqa: ANN401
             return {**super().typed_dict_schema(schema), "additionalProperties": False}
