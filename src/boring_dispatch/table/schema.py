@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -53,9 +52,8 @@ _MAX_NESTING: Final = 128
 _MAX_VALUES: Final = 1 << 20
 #: pydantic error types that name a member the schema does not know.
 _EXTRA_TYPES: Final = frozenset({"extra_forbidden", "unexpected_keyword_argument"})
-_ENCODER: Final = json.JSONEncoder(
-    ensure_ascii=True, allow_nan=False, check_circular=False, separators=(",", ":")
-)
+#: Value types a flat call (the common case) may hold, checked without a walk.
+_FLAT: Final = frozenset({str, int, bool, type(None)})
 
 #: A validator: raw arguments in, keyword arguments for the handler out.
 Validator = Callable[[dict[str, object]], dict[str, object]]
@@ -254,7 +252,8 @@ def _schema(
     sensitive = walk.tree(adapter.core_schema)
     json_schema = adapter.json_schema(schema_generator=_generator(walk))
     _drop_examples_of_secrets(json_schema)
-    validate_json = functools.partial(adapter.validate_json, strict=True, extra="forbid")
+    # The core validator itself (TypeAdapter.validator): its wrapper costs a microsecond a call.
+    validate_json = functools.partial(adapter.validator.validate_json, strict=True, extra="forbid")
     return ArgumentSchema(
         validate=_validator(validate_json, pydantic.ValidationError, to_kwargs, sensitive),
         json_schema=json_schema,
@@ -269,13 +268,15 @@ def _schema(
 
 
 def _validator(
-    validate_json: Callable[[str], object],
+    validate_json: Callable[[bytes], object],
     validation_error: type[ValidationError],
     to_kwargs: Callable[[object], dict[str, object]] | None,
     sensitive: SensitiveNode | None,
 ) -> Validator:
+    from pydantic_core import to_json
+
     def validate(args: dict[str, object]) -> dict[str, object]:
-        text = _json_text(args, sensitive)
+        text = _json_text(args, sensitive, to_json)
         try:
             validated = validate_json(text)
         except validation_error as error:
@@ -288,22 +289,37 @@ def _validator(
     return validate
 
 
-def _json_text(args: dict[str, object], sensitive: SensitiveNode | None) -> str:
+def _json_text(
+    args: dict[str, object],
+    sensitive: SensitiveNode | None,
+    encode: Callable[[object], bytes],
+) -> bytes:
     """``args`` as JSON text, or :class:`InvalidArguments` when they are not JSON data.
 
     A Python caller's arguments get exactly the treatment ``dispatch_json``
     gives the same call written as JSON: objects with string keys, arrays
     (lists or tuples), strings, finite numbers, booleans and null. A ``date``,
     ``UUID`` or set is not JSON data: pass its JSON form (``"2024-05-01"``).
+    ``encode`` is ``pydantic_core.to_json``, given once the data is known to be JSON.
     """
-    problem = _not_json(args)
+    problem = None if _flat(args) else _not_json(args)
     if problem is None:
         try:
-            return _ENCODER.encode(args)
-        except ValueError:  # an int too long for str() (sys.set_int_max_str_digits)
-            problem = ((), "not JSON data: a number too long")
+            return encode(args)
+        except ValueError:  # e.g. a lone surrogate, which no JSON text can carry
+            problem = ((), "not JSON data: cannot be written as JSON")
     loc, reason = problem
     raise InvalidArguments(_MESSAGE, (_detail(loc, "not_json", reason, sensitive),))
+
+
+def _flat(args: dict[str, object]) -> bool:
+    """The common case, checked fast: string keys, and values that are plain scalars."""
+    for key, value in args.items():
+        if type(key) is not str:
+            return False
+        if type(value) not in _FLAT and not (type(value) is float and math.isfinite(value)):
+            return False
+    return True
 
 
 def _not_json(args: object) -> tuple[_Loc, str] | None:
@@ -343,20 +359,19 @@ def _not_json_here(value: object, loc: _Loc) -> tuple[_Loc, str] | None:
 
 
 def _extras(
-    validate_json: Callable[[str], object], validation_error: type[ValidationError]
+    validate_json: Callable[[bytes], object], validation_error: type[ValidationError]
 ) -> Callable[[dict[str, object]], tuple[tuple[str | int, ...], ...]]:
     """For audit records of refused calls: where the members the schema does not know are."""
+    from pydantic_core import to_json
 
     def unknown(args: dict[str, object]) -> tuple[tuple[str | int, ...], ...]:
-        if _not_json(args) is not None:
-            return ()
         try:
-            validate_json(_ENCODER.encode(args))
+            validate_json(_json_text(args, None, to_json))
+        except InvalidArguments:
+            return ()  # not JSON data: the sensitive tree alone redacts the record
         except validation_error as error:
             found = error.errors(include_url=False, include_context=False, include_input=False)
             return tuple(tuple(item["loc"]) for item in found if item["type"] in _EXTRA_TYPES)
-        except ValueError:
-            return ()
         return ()
 
     return unknown
