@@ -38,6 +38,7 @@ from pydantic import (
     SecretStr,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import core_schema
 from typing_extensions import TypeAliasType
 
 from boring_dispatch import Registry, Sensitive, Tool
@@ -392,3 +393,30 @@ def test_a_misspelled_member_under_a_union_is_redacted_in_the_audit_record(tmp_p
     assert refused[0]["ok"] is False
     assert received == []
     assert CANARY not in recorded.records()
+
+
+class SharedDefinition(str):
+    """A type whose core schema is a named definition, shared by every use."""
+
+    __slots__ = ()
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: object, handler: object) -> Any:
+        del source, handler
+        return core_schema.str_schema(ref="shared-definition")
+
+
+def test_marking_one_use_of_a_shared_definition_marks_only_that_use(tmp_path: Path) -> None:
+    def pair(secret: Annotated[SharedDefinition, Sensitive], plain: SharedDefinition) -> None:
+        del secret, plain
+
+    recorded = Recorded(tmp_path, {"pair": Tool(pair, description="Pair.")})
+    assert recorded.both("pair", {"secret": CANARY, "plain": "visible"})[0]["ok"] is True
+    assert CANARY not in recorded.records()
+    assert [event.args for event in recorded.sink.events] == [
+        {"secret": "[redacted]", "plain": "visible"}
+    ] * 2
+    [listed] = recorded.table.tool_schemas("mcp")
+    properties = listed["inputSchema"]["properties"]  # type: ignore[index]
+    assert properties["secret"]["writeOnly"] is True
+    assert "writeOnly" not in properties["plain"]

@@ -35,7 +35,7 @@ from boring_dispatch.errors import InvalidArguments, RegistryInvalid
 from boring_dispatch.observe.redact import PLACEHOLDER, SensitiveNode
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel, GetCoreSchemaHandler, ValidationError
+    from pydantic import BaseModel, GetCoreSchemaHandler, TypeAdapter, ValidationError
     from pydantic.json_schema import GenerateJsonSchema
     from pydantic_core import CoreSchema
 
@@ -178,7 +178,9 @@ def _bound_keywords(handler: Callable[..., object]) -> frozenset[str]:
         return frozenset(names)
 
 
-def _from_signature(tool_name: str, signature: inspect.Signature, bound: frozenset[str]) -> Any:  # noqa: ANN401 - a pydantic TypeAdapter (pydantic is imported lazily)
+def _from_signature(
+    tool_name: str, signature: inspect.Signature, bound: frozenset[str]
+) -> TypeAdapter[Any]:
     import pydantic
     import typing_extensions
 
@@ -201,12 +203,12 @@ def _from_signature(tool_name: str, signature: inspect.Signature, bound: frozens
     factory: Callable[..., type] = typing_extensions.TypedDict  # type: ignore[assignment]
     strict = pydantic.with_config(pydantic.ConfigDict(strict=True, extra="forbid"))
     typed_dict = strict(factory(f"{tool_name}_args", fields))
-    return pydantic.TypeAdapter(typed_dict)
+    return pydantic.TypeAdapter[Any](typed_dict)
 
 
 def _from_model(
     tool_name: str, signature: inspect.Signature, bound: frozenset[str], model: type[BaseModel]
-) -> Any:  # noqa: ANN401 - a pydantic TypeAdapter (pydantic is imported lazily)
+) -> TypeAdapter[Any]:
     import pydantic
 
     if not (isinstance(model, type) and issubclass(model, pydantic.BaseModel)):
@@ -228,7 +230,7 @@ def _from_model(
         raise RegistryInvalid(
             f"tool {tool_name!r}: the handler does not accept the model's fields: {error}"
         ) from error
-    return pydantic.TypeAdapter(model)
+    return pydantic.TypeAdapter[Any](model)
 
 
 def _fields(instance: object) -> dict[str, object]:
@@ -238,7 +240,7 @@ def _fields(instance: object) -> dict[str, object]:
 
 def _schema(
     tool_name: str,
-    adapter: Any,  # noqa: ANN401 - a pydantic TypeAdapter
+    adapter: TypeAdapter[Any],
     to_kwargs: Callable[[object], dict[str, object]] | None,
 ) -> ArgumentSchema:
     import pydantic
