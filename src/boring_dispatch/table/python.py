@@ -95,8 +95,9 @@ class Registry:
     Raises:
         RegistryInvalid: a name does not match ``[A-Za-z0-9_.-]{1,64}``, a
             value is not a :class:`Tool`, a description is missing, too long or
-            holds control/invisible characters, an audience is unknown, a
-            schema does not build, or a sink has no ``record`` method.
+            holds control/invisible characters (as does any text of an
+            argument schema), an audience is unknown, a schema does not
+            build, or a sink has no ``record`` method.
     """
 
     __slots__ = ("_names", "_table", "_tools")
@@ -173,6 +174,9 @@ class Registry:
     ) -> Observation:
         """Call one tool through the pipeline; ``None`` args mean ``{}``.
 
+        ``args`` are JSON data (string keys; lists or tuples; str, int, finite
+        float, bool, None), validated exactly as :meth:`dispatch_json` validates
+        the same call: pass ``"2024-05-01"`` for a ``date``, not a ``date``.
         Never raises for a bad name or bad arguments: every outcome, including
         an exception in the handler, is an :class:`Observation`. ``confirmed``
         is the client's approval of this one call, for tools built with
