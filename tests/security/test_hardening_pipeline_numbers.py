@@ -253,11 +253,12 @@ def _places(bad: Any) -> list[tuple[str, dict[str, object], str]]:
         ("anything", {"value": {"a": [{"b": bad}]}}, "value.a.0.b"),
         ("anything", {"value": bad}, "value"),
         ("located", {"point": {"x": 1.0, "y": bad}}, "point.y"),
-        ("located", {"point": Point(x=bad)}, "point.x"),
-        ("boxed", {"box": Box(size=bad)}, "box.size"),
+        # A model instance is not JSON data: refused at the instance, before its fields.
+        ("located", {"point": Point(x=bad)}, "point"),
+        ("boxed", {"box": Box(size=bad)}, "box"),
         ("explicit", {"amount": bad}, "amount"),
         ("explicit", {"amount": 1.0, "where": {"x": bad}}, "where.x"),
-        ("explicit", {"amount": 1.0, "where": Point(x=1.0, y=bad)}, "where.y"),
+        ("explicit", {"amount": 1.0, "where": Point(x=1.0, y=bad)}, "where"),
     ]
 
 
@@ -353,10 +354,11 @@ def test_a_non_finite_float_hidden_anywhere_in_any_value_is_refused(
     assert CALLED == []
 
 
-@pytest.mark.parametrize("value", [0.0, -0.0, 1e308, -1e-308, 5e-324, Decimal("1.5")])
+@pytest.mark.parametrize("value", [0.0, -0.0, 1e308, -1e-308, 5e-324, "1.5"])
 def test_finite_edge_values_still_run(value: object) -> None:
     CALLED.clear()
-    tool = "money" if isinstance(value, Decimal) else "amount"
+    # A Decimal parameter takes its JSON form, a string (the table takes JSON data only).
+    tool = "money" if isinstance(value, str) else "amount"
     key = "amount"
     observation = TABLE.dispatch(tool, {key: value})
     assert observation.ok, observation

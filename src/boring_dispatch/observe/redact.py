@@ -82,7 +82,7 @@ def redact_invalid(
     redacted: dict[str, object] = {}
     for key, value in args.items():
         name = str(key)
-        if accepted is None or name not in accepted:
+        if accepted is None or name not in accepted or (node is not None and node.whole):
             redacted[name] = PLACEHOLDER
         else:
             redacted[name] = redact(value, node.keys.get(name) if node else None)
@@ -105,6 +105,9 @@ def _replace_at(value: object, path: tuple[str | int, ...]) -> object:
         items = list(value)
         items[head] = _replace_at(value[head], rest)
         return items
+    if isinstance(head, str) and rest:
+        # Not a member here: a union's choice label (``Card``, ``list[str]``) in the path.
+        return _replace_at(value, rest)
     return value
 
 

@@ -95,7 +95,8 @@ class Registry:
     Raises:
         RegistryInvalid: a name does not match ``[A-Za-z0-9_.-]{1,64}``, a
             value is not a :class:`Tool`, a description is not a ``str`` or is
-            missing, too long or holds control/invisible characters, ``enabled``
+            missing, too long or holds control/invisible characters (as does
+            any text of an argument schema), ``enabled``
             or ``confirm`` is not exactly ``True`` or ``False``, an audience is
             not one of the three strings, ``args`` is not a model class, the
             handler is asynchronous in any disguise (or declares an awaitable,
@@ -129,6 +130,7 @@ class Registry:
             _check_name("tool", tool_name)
             _check_tool(tool_name, tool)
             schema = build_schema(tool_name, tool.handler, tool.args)
+            _check_schema_text(tool_name, schema.json_schema)
             if tool.enabled:
                 entries[tool_name] = pipeline.Entry(tool.handler, schema, tool.confirm is True)
                 kept[tool_name] = tool
@@ -179,6 +181,9 @@ class Registry:
     ) -> Observation:
         """Call one tool through the pipeline; ``None`` args mean ``{}``.
 
+        ``args`` are JSON data (string keys; lists or tuples; str, int, finite
+        float, bool, None), validated exactly as :meth:`dispatch_json` validates
+        the same call: pass ``"2024-05-01"`` for a ``date``, not a ``date``.
         Never raises for a bad name or bad arguments: every outcome, including
         an exception in the handler, is an :class:`Observation`. ``confirmed``
         is the client's approval of this one call, for tools built with
@@ -368,8 +373,30 @@ def _check_description(tool_name: str, description: object) -> None:
         raise RegistryInvalid(f"tool {tool_name!r} needs a description")
     if len(description) > _MAX_DESCRIPTION:
         raise RegistryInvalid(f"tool {tool_name!r}: description over {_MAX_DESCRIPTION} characters")
-    for char in description:
+    _check_text(tool_name, "description", description)
+
+
+def _check_text(tool_name: str, where: str, text: str) -> None:
+    for char in text:
         if char not in "\n\t" and unicodedata.category(char) in _HIDDEN_CATEGORIES:
             raise RegistryInvalid(
-                f"tool {tool_name!r}: description holds a hidden character U+{ord(char):04X}"
+                f"tool {tool_name!r}: {where} holds a hidden character U+{ord(char):04X}"
             )
+
+
+def _check_schema_text(tool_name: str, schema: object) -> None:
+    """The description rule, applied to every text of the argument schema the model reads.
+
+    Property names, titles, descriptions (docstrings included), enum and
+    const values, defaults, examples, patterns: every string key and value.
+    """
+    pending = [schema]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            _check_text(tool_name, "the argument schema", value)
+        elif isinstance(value, Mapping):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list | tuple):
+            pending.extend(value)
