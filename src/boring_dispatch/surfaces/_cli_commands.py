@@ -65,6 +65,11 @@ def _parser(command: str) -> argparse.ArgumentParser:
             metavar="SECONDS",
             help="wall-clock limit of each gateway run (default 60)",
         )
+        parser.add_argument(
+            "--run-as",
+            metavar="USER[:GROUP]",
+            help="run every gateway as this user (repository tables; needs root)",
+        )
     return parser
 
 
@@ -151,7 +156,12 @@ def _reason(error: OSError | UnicodeDecodeError) -> str:
 def _mcp(options: argparse.Namespace) -> int:
     from boring_dispatch.surfaces.mcp_server import serve
 
-    return serve(config=options.config, registry=options.registry, timeout_s=options.timeout)
+    return serve(
+        config=options.config,
+        registry=options.registry,
+        timeout_s=options.timeout,
+        run_as=options.run_as,
+    )
 
 
 def _seconds(text: str) -> float:
