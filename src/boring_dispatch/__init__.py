@@ -8,10 +8,10 @@ Public API (imported lazily so that ``import boring_dispatch`` and the CLI stay 
 - :mod:`boring_dispatch.errors`: the exception tree.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
+# No runtime import here (not even ``__future__`` or ``typing``): the ``dispatcher``
+# entry point runs after this file and before anything else of ours, and must see
+# no module found on a hostile PYTHONPATH (see ``_entry``).
+TYPE_CHECKING = False
 __all__ = [
     "Observation",
     "Registry",
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from boring_dispatch.observation import Observation
     from boring_dispatch.table.python import Registry, Tool
     from boring_dispatch.table.schema import Sensitive
+del TYPE_CHECKING
 
 _LAZY = {
     "Observation": "boring_dispatch.observation",
