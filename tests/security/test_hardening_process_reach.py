@@ -254,7 +254,8 @@ def report(deployment: tuple[str, McpServer, set[tuple[int, int]]]) -> dict[str,
     result = server.call("invoke_security_0", projection("probe", caller="tools"))
     structured = result["structuredContent"]["result"]
     assert structured["exit_code"] == 0, structured
-    seen = json.loads(structured["stdout"])
+    # The report is the last line (a forged write that got through may precede it).
+    seen = json.loads(structured["stdout"].splitlines()[-1])
     assert isinstance(seen, dict)
     return seen
 
