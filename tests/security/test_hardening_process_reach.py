@@ -100,6 +100,13 @@ PROBE: Final = textwrap.dedent(
             return 0
 
 
+    class Nested(ArgvInterface):
+        def run(self, argv):
+            result = self.dispatch("tools.interface.probe", version=1)
+            sys.stdout.write(result.stdout)
+            return result.exit_code
+
+
     class Hello(ArgvInterface):
         def run(self, argv):
             print("hello")
@@ -170,7 +177,9 @@ def nobody_python(shared: Path) -> str | None:
 @pytest.fixture(scope="module")
 def config(shared: Path) -> Path:
     tools, source = gateway_module(
-        "tools", {"probe": ("Probe", 0, None), "hello": ("Hello", 0, None)}, skill=True
+        "tools",
+        {"probe": ("Probe", 0, None), "nested": ("Nested", 0, None), "hello": ("Hello", 0, None)},
+        skill=True,
     )
     spec = RepositorySpec(
         roots=("skills",),
@@ -247,11 +256,13 @@ def deployment(
         yield scenario, server, _stdio_identities(_server_pid(timeout))
 
 
-@pytest.fixture(scope="module")
-def report(deployment: tuple[str, McpServer, set[tuple[int, int]]]) -> dict[str, Any]:
-    """What the probing gateway saw, once per deployment."""
+@pytest.fixture(scope="module", params=["probe", "nested"])
+def report(
+    request: pytest.FixtureRequest, deployment: tuple[str, McpServer, set[tuple[int, int]]]
+) -> dict[str, Any]:
+    """What the probing gateway saw (called directly, or as a nested call), once each."""
     _, server, _ = deployment
-    result = server.call("invoke_security_0", projection("probe", caller="tools"))
+    result = server.call("invoke_security_0", projection(request.param, caller="tools"))
     structured = result["structuredContent"]["result"]
     assert structured["exit_code"] == 0, structured
     # The report is the last line (a forged write that got through may precede it).
@@ -306,3 +317,53 @@ def test_a_gateway_run_as_another_user_cannot_signal_the_dispatcher(
         return
     assert report["uid"] == NOBODY
     assert not report["signal"]["ok"]
+
+
+@pytest.mark.parametrize(
+    "given",
+    ["", ":", "nobody:", ":nogroup", "no-such-user-x", "nobody:no-such-group-x", "12345678901"],
+)
+@pytest.mark.parametrize("surface", ["invoke", "mcp"])
+def test_a_run_as_that_names_no_account_is_a_structured_refusal(
+    config: Path, given: str, surface: str
+) -> None:
+    script = Path(sys.executable).with_name("dispatcher")
+    if surface == "invoke":
+        argv = ["--config", str(config), "--caller-skill", "tools", "--error-format", "json"]
+        argv += [f"--run-as={given}", "tools.interface.hello"]
+    else:
+        argv = ["mcp", "--config", str(config), "--error-format", "json", f"--run-as={given}"]
+    done = subprocess.run(
+        [str(script), *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    error = json.loads(done.stderr.splitlines()[-1])
+    assert error["code"] == "dispatcher.runtime_misconfigured"
+    assert done.stdout == ""
+
+
+def test_run_as_is_refused_for_a_python_table(tmp_path: Path) -> None:
+    (tmp_path / "tiny_table.py").write_text(
+        "from boring_dispatch import Registry, Tool\n\n"
+        "def ping() -> dict:\n    return {}\n\n"
+        "TABLE = Registry({'ping': Tool(ping, description='Ping.')})\n",
+        encoding="utf-8",
+    )
+    script = Path(sys.executable).with_name("dispatcher")
+    done = subprocess.run(
+        [str(script), "mcp", "--registry", "tiny_table:TABLE", "--run-as=nobody"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+    )
+    assert done.returncode == 2
+    assert "--run-as applies to a repository" in done.stderr

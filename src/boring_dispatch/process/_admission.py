@@ -47,11 +47,6 @@ class CallTree:
         self._started = 0
         self._lock = threading.Lock()
 
-    @property
-    def started(self) -> int:
-        """How many launches were admitted so far."""
-        return self._started
-
     def take(self) -> bool:
         """Count one more launch; ``False`` (and nothing counted) when the budget is spent."""
         with self._lock:

@@ -69,7 +69,8 @@ def serve(
     Raises:
         RuntimeMisconfigured: neither or both tables were named, the
             repository configuration is invalid, the timeout is not a number of
-            seconds in (0, 604800], or ``run_as`` names no user or group.
+            seconds in (0, 604800], or ``run_as`` names no user or group or
+            is given with a registry.
         RegistryInvalid: the registry spec cannot be loaded.
     """
     from boring_dispatch.surfaces._mcp_calls import RepositoryCalls, TableCalls
@@ -89,6 +90,10 @@ def serve(
         backend = RepositoryCalls(Repository.open(config), limits)
     elif registry is not None and config is None:
         from boring_dispatch._spec import load_registry
+
+        if run_as is not None:
+            # A Python table runs its tools in this process: there is no child to switch.
+            raise RuntimeMisconfigured("--run-as applies to a repository (--config) only")
 
         backend = TableCalls(load_registry(registry))
     else:
