@@ -20,6 +20,7 @@ import pytest
 from boring_dispatch import Repository
 from boring_dispatch._limits import MAX_TIMEOUT_S
 from boring_dispatch.errors import RuntimeMisconfigured
+from boring_dispatch.surfaces import cli
 from boring_dispatch.surfaces.mcp_server import serve
 from boring_dispatch.types import ExecLimits, RouteRequest
 
@@ -77,16 +78,39 @@ def _assert_usage_refusal(done: subprocess.CompletedProcess[str]) -> None:
     assert done.stdout == ""
 
 
+def _in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """The same refusal from the CLI's ``main`` in this process (fast: the whole family)."""
+    with pytest.raises(SystemExit) as caught:
+        cli.main(argv)
+    captured = capsys.readouterr()
+    _assert_usage_refusal(
+        subprocess.CompletedProcess(argv, caught.value.code, captured.out, captured.err)
+    )
+
+
 @pytest.mark.parametrize("seconds", BAD_SECONDS)
 @pytest.mark.parametrize("spelling", ["separate", "equals"])
-def test_cli_timeout_out_of_range_is_a_usage_error(seconds: str, spelling: str) -> None:
+def test_cli_timeout_out_of_range_is_a_usage_error(
+    seconds: str, spelling: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     option = ["--timeout", seconds] if spelling == "separate" else [f"--timeout={seconds}"]
-    _assert_usage_refusal(_run("--config", str(CONFIG), *option, *CALL))
+    _in_process(["--config", str(CONFIG), *option, *CALL], capsys)
 
 
 @pytest.mark.parametrize("seconds", BAD_SECONDS)
-def test_mcp_timeout_out_of_range_is_a_usage_error(seconds: str) -> None:
-    _assert_usage_refusal(_run("mcp", "--config", str(CONFIG), f"--timeout={seconds}"))
+def test_mcp_timeout_out_of_range_is_a_usage_error(
+    seconds: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _in_process(["mcp", "--config", str(CONFIG), f"--timeout={seconds}"], capsys)
+
+
+@pytest.mark.parametrize("seconds", ["1e308", "inf", "nan", "-1", "0", "soon"])
+@pytest.mark.parametrize("surface", ["invoke", "mcp"])
+def test_the_installed_script_refuses_out_of_range_timeouts(seconds: str, surface: str) -> None:
+    if surface == "invoke":
+        _assert_usage_refusal(_run("--config", str(CONFIG), f"--timeout={seconds}", *CALL))
+    else:
+        _assert_usage_refusal(_run("mcp", "--config", str(CONFIG), f"--timeout={seconds}"))
 
 
 @pytest.mark.parametrize(
