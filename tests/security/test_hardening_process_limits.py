@@ -83,9 +83,9 @@ def _in_process(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         cli.main(argv)
     captured = capsys.readouterr()
-    _assert_usage_refusal(
-        subprocess.CompletedProcess(argv, caught.value.code, captured.out, captured.err)
-    )
+    code = caught.value.code
+    assert isinstance(code, int)
+    _assert_usage_refusal(subprocess.CompletedProcess(argv, code, captured.out, captured.err))
 
 
 @pytest.mark.parametrize("seconds", BAD_SECONDS)
