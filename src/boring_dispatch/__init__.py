@@ -23,9 +23,10 @@ HTTP GET tool). Every other module is internal and may change without notice;
 ``docs/architecture.md`` maps them.
 """
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
+# No runtime import here (not even ``__future__`` or ``typing``): the ``dispatcher``
+# entry point runs after this file and before anything else of ours, and must see
+# no module found on a hostile PYTHONPATH (see ``_entry``).
+TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
     from boring_dispatch.registry.registry import Registry, Tool
     from boring_dispatch.registry.schema import Sensitive
     from boring_dispatch.repository.repository import Repository
+del TYPE_CHECKING
 
 # Each public name and the module that defines it: a fixed table of our own modules.
 _LAZY = {

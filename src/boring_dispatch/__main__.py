@@ -1,5 +1,5 @@
-"""``python -m boring_dispatch``: the ``dispatcher`` command."""
+"""``python -m boring_dispatch``: the ``dispatcher`` command (isolated: see ``_entry``)."""
 
-from boring_dispatch.surfaces.cli.main import main
+from boring_dispatch._entry import main
 
 raise SystemExit(main())

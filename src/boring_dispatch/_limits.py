@@ -13,7 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-__all__ = ["MAX_ARGV_BYTES", "MAX_ARGV_TOKENS", "MAX_TOKEN_BYTES", "argv_problem", "token_problem"]
+__all__ = [
+    "MAX_ARGV_BYTES",
+    "MAX_ARGV_TOKENS",
+    "MAX_LIMIT_INT",
+    "MAX_NESTED_DEPTH",
+    "MAX_TIMEOUT_S",
+    "MAX_TOKEN_BYTES",
+    "argv_problem",
+    "count_problem",
+    "seconds_problem",
+    "token_problem",
+]
 
 #: Most tokens in one argv (the caller's, the compiled command, a projection's).
 MAX_ARGV_TOKENS: Final = 1024
@@ -21,6 +32,14 @@ MAX_ARGV_TOKENS: Final = 1024
 MAX_TOKEN_BYTES: Final = 65_536
 #: Most UTF-8 bytes in one whole argv (the tokens' bytes, without terminators).
 MAX_ARGV_BYTES: Final = 262_144
+#: Longest accepted wall-clock timeout of one call (seven days). Beyond it the number
+#: is a mistake, and the kernel's timers and ``poll`` cannot represent every float.
+MAX_TIMEOUT_S: Final = 604_800.0
+#: Largest byte or count limit: every C type the limits reach (``rlim_t``,
+#: ``Py_ssize_t`` reads, ``poll`` steps) holds it with room to spare.
+MAX_LIMIT_INT: Final = 1 << 62
+#: Deepest accepted ``ExecLimits.max_nested_depth``.
+MAX_NESTED_DEPTH: Final = 64
 
 
 def argv_problem(tokens: Sequence[object], what: str) -> str | None:
@@ -57,4 +76,26 @@ def token_problem(token: object, position: int, what: str) -> str | None:
         return f"{what} token {position} is not valid text"
     if size > MAX_TOKEN_BYTES:
         return f"{what} token {position} is longer than {MAX_TOKEN_BYTES} bytes"
+    return None
+
+
+def seconds_problem(seconds: object) -> str | None:
+    """Why ``seconds`` is not an acceptable timeout, or ``None``; never quotes the value.
+
+    Accepted: an ``int`` or ``float`` (not a ``bool``) that is finite, above 0
+    and at most :data:`MAX_TIMEOUT_S`.
+    """
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return "expected a number of seconds"
+    if not (0 < seconds <= MAX_TIMEOUT_S):  # NaN fails both comparisons
+        return f"expected a positive number of seconds, at most {MAX_TIMEOUT_S:g}"
+    return None
+
+
+def count_problem(number: object, *, low: int = 0, high: int = MAX_LIMIT_INT) -> str | None:
+    """Why ``number`` is not an ``int`` (not a ``bool``) in ``low..high``, or ``None``."""
+    if isinstance(number, bool) or not isinstance(number, int):
+        return "expected a whole number"
+    if not low <= number <= high:
+        return f"expected a whole number from {low} to {high}"
     return None

@@ -44,6 +44,7 @@ values, stdin, environment values or secrets; context travels as attributes.
         ├── LaunchFailed               dispatcher.launch_failed
         ├── SecurityLevelMismatch      dispatcher.security_level_mismatch
         ├── SecurityLevelUnavailable   dispatcher.security_level_unavailable
+        ├── NestedLimitExceeded        dispatcher.nested_limit_exceeded
         └── InternalFailure            dispatcher.internal_error  (a bug; MCP's catch-all)
 
 Denials derive only from this root, never from ``ValueError`` or ``OSError``,
@@ -78,6 +79,7 @@ __all__ = [
     "NamespaceRouteMissing",
     "NamespaceSurfaceExcludes",
     "NamespaceVersionMismatch",
+    "NestedLimitExceeded",
     "ObservationTooLarge",
     "RegistryInvalid",
     "ResolutionFailed",
@@ -317,6 +319,16 @@ class SecurityLevelMismatch(RouteError):
 
 class SecurityLevelUnavailable(RouteError):
     code = "dispatcher.security_level_unavailable"
+
+
+class NestedLimitExceeded(RouteError):
+    """A nested call would go deeper, or start more gateway processes, than the limits allow.
+
+    Decided by the dispatcher process for the whole tree of one top-level call
+    (``ExecLimits.max_nested_depth`` and ``max_gateway_processes``), never by a gateway.
+    """
+
+    code = "dispatcher.nested_limit_exceeded"
 
 
 class InternalFailure(RouteError):

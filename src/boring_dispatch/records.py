@@ -209,6 +209,16 @@ class ExecLimits:
     max_open_files: int | None = 256
     max_file_bytes: int | None = 1 << 30
     max_memory_bytes: int | None = None
+    #: Deepest chain of nested calls (``dispatch``) below the top-level gateway: the
+    #: dispatcher refuses a deeper one with ``dispatcher.nested_limit_exceeded`` (0: none).
+    max_nested_depth: int = 8
+    #: Gateway processes one top-level call may start in all, itself and every nested
+    #: call included; the dispatcher refuses the next one the same way.
+    max_gateway_processes: int = 64
+    #: Run every gateway of the call as this uid and gid (both or neither; the
+    #: dispatcher needs the privilege to switch, so in practice it runs as root).
+    run_as_uid: int | None = None
+    run_as_gid: int | None = None
 
 
 @value

@@ -85,6 +85,7 @@ def child_argv(
         target.process_entry,
         "-" if route.security_level is None else str(route.security_level),
         "-" if broker_fd is None else str(int(broker_fd)),
+        _owners(),
     )
     prefix = (
         sys.executable,
@@ -107,6 +108,13 @@ def child_argv(
             target_module_id=route.target_module_id,
         ) from None
     return (*prefix, *route.binding.command)
+
+
+def _owners() -> str:
+    """The uids whose files the confined importer trusts: root and the dispatcher's user."""
+    import os
+
+    return ",".join(str(uid) for uid in sorted({0, os.geteuid()}))
 
 
 def _limits_token(limits: ExecLimits) -> str:

@@ -20,7 +20,12 @@ change those. An unknown field
 and ends the broker (the stream cannot be resynchronised). The nested call runs
 captured, bounded by the outer call's remaining time and output caps; a
 nested gateway gets its own broker, so nested-nested calls are decided the
-same way. The reply is the :class:`~boring_dispatch.gateway.NestedResult`
+same way. Each nested call is one level deeper than the gateway that asks, and
+every launch of one top-level call counts against one budget
+(:mod:`~boring_dispatch.process._admission`): both live in this process, so a
+gateway that calls itself or fans out is refused with
+``dispatcher.nested_limit_exceeded`` at ``ExecLimits.max_nested_depth`` or
+``max_gateway_processes``. The reply is the :class:`~boring_dispatch.gateway.NestedResult`
 fields or ``{"error": RouteError.to_json()}``. A fault in the broker is
 ``dispatcher.internal_error``, never a crash of the dispatcher.
 """
@@ -43,6 +48,7 @@ from boring_dispatch.errors import (
     RouteError,
     RuntimeMisconfigured,
 )
+from boring_dispatch.process._admission import CallTree, enter_nested
 from boring_dispatch.process.wire import MessageTooLarge, read_message, write_message
 from boring_dispatch.records import ExecLimits, ExecutionResult
 
@@ -75,8 +81,16 @@ time the outer call has left.
 class Broker:
     """Serves the nested calls of one running gateway, in a thread, until it goes away."""
 
-    def __init__(self, invoke: NestedInvoke | None, limits: ExecLimits, deadline: float) -> None:
+    def __init__(
+        self,
+        invoke: NestedInvoke | None,
+        limits: ExecLimits,
+        deadline: float,
+        chain: tuple[int, CallTree],
+    ) -> None:
         self._invoke = invoke
+        #: The running gateway's depth and its call tree (see ``_admission``).
+        self._chain = chain
         self._limits = limits
         self._deadline = deadline
         self._cap = limits.max_stdin_bytes * 4 // 3 + _OVERHEAD
@@ -103,6 +117,9 @@ class Broker:
         self._parent.close()
 
     def _serve(self) -> None:
+        # This thread's launches are the running gateway's nested calls: one level deeper,
+        # counted against the same top-level call (a fresh thread has a fresh context).
+        enter_nested(*self._chain)
         try:
             self._serve_until_done()
         finally:

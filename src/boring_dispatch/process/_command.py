@@ -28,6 +28,7 @@ OPTIONS: Final = (
     "entry",
     "level",
     "broker-fd",
+    "owners",
 )
 #: The token that ends the runner's options; the gateway argv follows it.
 SEPARATOR: Final = "--"

@@ -21,6 +21,13 @@ whatever it left running in its group is ended as well, on both paths, and
 A process that starts its own session (``setsid``) escapes all of this; the
 session is a tidy-up mechanism, not a container.
 
+Before every launch the dispatcher makes itself non-dumpable, so that a
+child of its uid cannot read its environment or open its descriptors through
+``/proc`` (:mod:`~boring_dispatch.process._reach`); with
+``ExecLimits.run_as_uid``/``run_as_gid`` the child runs as that user and group
+with no supplementary groups (the switch happens in the forked child before
+``exec``, after ``chdir``).
+
 Every child also gets one end of a :class:`~boring_dispatch.process._broker.Broker`
 socket (``pass_fds``, runner option ``--broker-fd``): the gateway's nested
 calls (``self.dispatch``) are decided and launched here, in the parent, for
@@ -46,6 +53,7 @@ from boring_dispatch.errors import (
     RuntimeMisconfigured,
 )
 from boring_dispatch.observe.trace import span
+from boring_dispatch.process._admission import admit, limits_problem
 from boring_dispatch.process._argv import (
     MAX_ARGV_BYTES,
     MAX_ARGV_TOKENS,
@@ -57,6 +65,7 @@ from boring_dispatch.process._broker import Broker, NestedCall, NestedInvoke
 from boring_dispatch.process._command import RUNNER_MODULE
 from boring_dispatch.process._groups import end_group
 from boring_dispatch.process._pump import Pump, drain, pump
+from boring_dispatch.process._reach import ReachError, protect_dispatcher
 from boring_dispatch.process.env import child_environment
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route
 
@@ -83,19 +92,13 @@ _DRAIN_GRACE_S: Final = 2.0
 
 
 def _check_limits(route: Route, limits: ExecLimits, stdin: bytes | None) -> None:
-    numbers = (
-        limits.max_output_bytes,
-        limits.max_stdin_bytes,
-        limits.max_cpu_seconds,
-        limits.max_open_files,
-        limits.max_file_bytes,
-        limits.max_memory_bytes,
-    )
-    timeout_ok = isinstance(limits.timeout_s, int | float) and limits.timeout_s > 0
-    if not (timeout_ok and math.isfinite(limits.timeout_s)) or any(
-        n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0) for n in numbers
-    ):
-        raise RuntimeMisconfigured("execution limits are out of range")
+    problem = limits_problem(limits)
+    if problem is not None:
+        raise RuntimeMisconfigured(
+            f"execution limits are out of range: {problem}",
+            caller_module_id=route.caller_module_id,
+            target_module_id=route.target_module_id,
+        )
     if stdin is not None and len(stdin) > limits.max_stdin_bytes:
         raise InvalidRouteRequest(
             "stdin exceeds the limit",
@@ -123,7 +126,10 @@ def _spawn(  # noqa: PLR0913 - keyword-only flags; every input is used once
     out = subprocess.PIPE if capture else None
     nested = _in_gateway()
     argv = child_argv(route, limits, broker_fd=broker.child_fd)
+    run_as = limits.run_as_uid is not None
     try:
+        # Before every launch: the child must not reach this process through /proc.
+        protect_dispatcher()
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -136,10 +142,16 @@ def _spawn(  # noqa: PLR0913 - keyword-only flags; every input is used once
             # A top-level call gets a new session; a nested one a new group in the outer session.
             start_new_session=not nested,
             process_group=0 if nested else None,
+            # Another uid (and only its own gid, no supplementary groups), when configured.
+            user=limits.run_as_uid,
+            group=limits.run_as_gid,
+            extra_groups=() if run_as else None,
             shell=False,
         )
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, ReachError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else "error"
+        if isinstance(error, ReachError):
+            reason = str(error)
         raise LaunchFailed(
             f"cannot start the gateway process: {reason}",
             caller_module_id=route.caller_module_id,
@@ -197,7 +209,8 @@ def run_streaming(
     """
     _check_limits(route, limits, stdin)
     child_argv(route, limits)  # refuse a bad command before anything is opened
-    broker = Broker(nested, limits, time.monotonic() + limits.timeout_s)
+    chain = admit(route, limits)
+    broker = Broker(nested, limits, time.monotonic() + limits.timeout_s, chain)
     with span("dispatcher.process", trace_id, **_span_ids(route)) as timer, _closing(broker):
         proc = _spawn(route, limits, trace_id, broker, stdin=stdin is not None, capture=False)
         feeder = _feed_in_background(proc.stdin, stdin)
@@ -337,8 +350,9 @@ def run_captured(
     """
     _check_limits(route, limits, stdin)
     child_argv(route, limits)  # refuse a bad command before anything is opened
+    chain = admit(route, limits)
     began = time.monotonic()
-    broker = Broker(nested, limits, began + limits.timeout_s)
+    broker = Broker(nested, limits, began + limits.timeout_s, chain)
     with span("dispatcher.process", trace_id, **_span_ids(route)) as timer, _closing(broker):
         proc = _spawn(route, limits, trace_id, broker, stdin=stdin is not None, capture=True)
         try:

@@ -11,11 +11,18 @@ other import goes through the normal import system. Mapping:
 
 Refused with :class:`ConfinedImportError`: a name part that is not an
 identifier (or is ``__init__``), any symlink on the way below the root, a
-node that is neither a directory nor a regular file. Packages get an empty
+node that is neither a directory nor a regular file, and (the rule a gateway
+file is held to, extended to every directory on the way) a world-writable
+file or directory, or one owned by a user other than root and the
+dispatcher's (``--owners``): the module root, package directories,
+``__init__.py``, helper modules and subpackages alike. Packages get an empty
 ``__path__`` so that their submodules come only from this finder. Source is
 read through a no-follow walk from the root (one ``openat`` per component)
-at import time, compiled with the physical path as file name; ``__file__`` is
-the physical path.
+at import time, every directory and the file checked on its open descriptor
+(``fstat``, so a swap after the check cannot change what runs), compiled
+with the physical path as file name; ``__file__`` is the physical path.
+Group-writable files and directories are accepted, as for the gateway file,
+so that checkouts under ``umask 002`` work.
 
 This is a guardrail against accidents (a sibling ``import helper``, another
 repository module on an ambient path, a symlink planted in a module), not a
@@ -56,9 +63,11 @@ class ConfinedImportError(ImportError):
 class ConfinedFinder:
     """Finds ``<package>`` and ``<package>.*`` under ``root`` and nothing else."""
 
-    def __init__(self, package: str, root: str) -> None:
+    def __init__(self, package: str, root: str, owners: frozenset[int]) -> None:
         self.package: Final = package
         self.root: Final = root
+        #: The uids that may own what this finder serves.
+        self.owners: Final = owners
         #: Names this finder (or its loader) refused or did not find, in this process.
         self.refused: Final[set[str]] = set()
 
@@ -112,13 +121,16 @@ class ConfinedFinder:
         for part in relative:
             current = os.path.join(current, part)  # noqa: PTH118 - parts are identifiers
             try:
-                mode = os.lstat(current).st_mode
+                info = os.lstat(current)
             except FileNotFoundError:
                 return "missing"
             except OSError as error:
                 raise ConfinedImportError("cannot inspect confined path", name=fullname) from error
+            mode = info.st_mode
             if stat.S_ISLNK(mode):
                 raise ConfinedImportError("symlink in confined path", name=fullname)
+            if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+                _check_safe(info, self.owners, fullname)
         if stat.S_ISDIR(mode):
             return "dir"
         return "file" if stat.S_ISREG(mode) else "other"
@@ -126,7 +138,7 @@ class ConfinedFinder:
     def _spec(self, fullname: str, relative: Sequence[str] | None, is_package: bool) -> ModuleSpec:
         physical = None if relative is None else os.path.join(self.root, *relative)  # noqa: PTH118
         loader = _ConfinedLoader(
-            self.root, None if relative is None else tuple(relative), self.refused
+            self.root, None if relative is None else tuple(relative), self.refused, self.owners
         )
         spec = ModuleSpec(fullname, loader, origin=physical, is_package=is_package)
         spec.has_location = physical is not None
@@ -136,10 +148,17 @@ class ConfinedFinder:
 class _ConfinedLoader(Loader):
     """Executes a confined source file read through a no-follow walk."""
 
-    def __init__(self, root: str, relative: tuple[str, ...] | None, refused: set[str]) -> None:
+    def __init__(
+        self,
+        root: str,
+        relative: tuple[str, ...] | None,
+        refused: set[str],
+        owners: frozenset[int],
+    ) -> None:
         self._root = root
         self._relative = relative
         self._refused = refused
+        self._owners = owners
 
     def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         del spec  # default module creation
@@ -150,7 +169,7 @@ class _ConfinedLoader(Loader):
             return  # synthetic package: no code
         physical = os.path.join(self._root, *self._relative)  # noqa: PTH118
         try:
-            source = read_confined(self._root, self._relative, module.__name__)
+            source = read_confined(self._root, self._relative, module.__name__, self._owners)
         except ImportError:
             self._refused.add(module.__name__)
             raise
@@ -162,22 +181,28 @@ class _ConfinedLoader(Loader):
             raise ConfinedImportError("gateway mutated sys.path", name=module.__name__)
 
 
-def read_confined(root: str, relative: Sequence[str], fullname: str) -> bytes:
+def read_confined(
+    root: str, relative: Sequence[str], fullname: str, owners: frozenset[int]
+) -> bytes:
     """Read ``root/relative`` opening each component with ``O_NOFOLLOW`` from the root down.
 
     Raises:
         ConfinedImportError: a component is a symlink or not a directory, the
-            leaf is not a regular file, or it is larger than 16 MiB.
+            leaf is not a regular file, it is larger than 16 MiB, or the root,
+            a directory on the way or the leaf is world-writable or owned by a
+            uid not in ``owners``.
     """
     try:
         fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as error:
         raise ConfinedImportError("cannot open the module root", name=fullname) from error
     try:
+        _check_safe(os.fstat(fd), owners, fullname)
         for part in relative[:-1]:
             next_fd = _open_at(part, _DIR_FLAGS, fd, fullname)
             os.close(fd)
             fd = next_fd
+            _check_safe(os.fstat(fd), owners, fullname)
         leaf = _open_at(relative[-1], _FILE_FLAGS, fd, fullname)
     finally:
         os.close(fd)
@@ -185,6 +210,7 @@ def read_confined(root: str, relative: Sequence[str], fullname: str) -> bytes:
         info = os.fstat(leaf)
         if not stat.S_ISREG(info.st_mode):
             raise ConfinedImportError("confined source is not a regular file", name=fullname)
+        _check_safe(info, owners, fullname)
         if info.st_size > _MAX_SOURCE:
             raise ConfinedImportError("confined source is too large", name=fullname)
         chunks: list[bytes] = []
@@ -199,6 +225,14 @@ def read_confined(root: str, relative: Sequence[str], fullname: str) -> bytes:
         os.close(leaf)
 
 
+def _check_safe(info: os.stat_result, owners: frozenset[int], fullname: str) -> None:
+    """The file-safety rule of every node served: not world-writable, a trusted owner."""
+    if info.st_mode & stat.S_IWOTH:
+        raise ConfinedImportError("confined path is world-writable", name=fullname)
+    if info.st_uid not in owners:
+        raise ConfinedImportError("confined path has an untrusted owner", name=fullname)
+
+
 def _open_at(name: str, flags: int, dir_fd: int, fullname: str) -> int:
     try:
         return os.open(name, flags, dir_fd=dir_fd)
@@ -207,10 +241,10 @@ def _open_at(name: str, flags: int, dir_fd: int, fullname: str) -> int:
         raise ConfinedImportError(reason or "cannot open confined path", name=fullname) from error
 
 
-def install(package: str, root: str) -> ConfinedFinder:
+def install(package: str, root: str, owners: frozenset[int]) -> ConfinedFinder:
     """Drop cached modules of ``package`` and put a finder for it first in ``sys.meta_path``."""
     for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
         del sys.modules[name]
-    finder = ConfinedFinder(package, root)
+    finder = ConfinedFinder(package, root, owners)
     sys.meta_path.insert(0, finder)
     return finder

@@ -5,7 +5,8 @@ Command line (built only by :func:`boring_dispatch.process.launch.child_argv`)::
     --module-id=ID --source-id=ID --interface-id=ID --module-root=ABS --repo-root=ABS
     --config=ABS --module-roots=JSON --logical-package=PKG --logical-entrypoint=PKG.X
     --limits=timeout=S,output=N,stdin=N,cpu=N|-,nofile=N|-,fsize=N|-,as=N|-
-    --gateway=REL.py --entry=Class --level=0|1|2|- --broker-fd=N|- -- COMMAND...
+    --gateway=REL.py --entry=Class --level=0|1|2|- --broker-fd=N|- --owners=UID,...
+    -- COMMAND...
 
 Every option sits at a fixed position with its exact name; the token after
 them must be ``--``, and everything after it is the gateway's argv, never
@@ -13,8 +14,10 @@ looked at by the runner. So no token of a caller's command can be read as a
 runner option.
 
 In order, the runner: checks it runs isolated (``-I``) in the module root;
-arms its own deadline (:mod:`~boring_dispatch.process.child._deadline`: the group
-ends at ``timeout`` plus a grace, or when the dispatcher dies); makes the
+drops the capabilities that reach other processes of its uid
+(:mod:`~boring_dispatch.process._reach`); arms its own deadline
+(:mod:`~boring_dispatch.process.child._deadline`: the group ends at ``timeout``
+plus a grace, or when the dispatcher dies); makes the
 broker descriptor non-inheritable; lowers rlimits (``RLIMIT_CORE`` to 0,
 plus the limits given); removes from ``sys.path`` every entry that equals,
 contains or lies inside the module root or a configured module root;
@@ -36,7 +39,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 import resource
 import sys
@@ -45,9 +47,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from boring_dispatch._limits import count_problem, seconds_problem
 from boring_dispatch._value import value
 from boring_dispatch.observe.trace import TRACE_ID_ENV, span, valid_trace_id
-from boring_dispatch.process import context
+from boring_dispatch.process import _reach, context
 from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, SEPARATOR
 from boring_dispatch.process.child import _confined, _deadline
 from boring_dispatch.process.child import interface as gateway
@@ -105,6 +108,8 @@ class Spec:
     level: int | None
     #: The child's end of the parent's nested-call broker (None: nested calls are unavailable).
     broker_fd: int | None
+    #: The uids that may own the files and directories the confined importer serves.
+    owners: frozenset[int]
     command: tuple[str, ...]
 
 
@@ -146,6 +151,7 @@ def parse_spec(argv: Sequence[str]) -> Spec:
         entry=values["entry"],
         level=_parse_level(values["level"]),
         broker_fd=_parse_fd(values["broker-fd"]),
+        owners=_parse_owners(values["owners"]),
         command=tuple(argv[count + 1 :]),
     )
 
@@ -201,6 +207,13 @@ def _parse_fd(text: str) -> int | None:
     return int(text)
 
 
+def _parse_owners(text: str) -> frozenset[int]:
+    parts = text.split(",")
+    if not all(part.isascii() and part.isdigit() and len(part) <= 10 for part in parts):
+        raise RunnerError("--owners must be a comma-separated list of uids")
+    return frozenset(int(part) for part in parts)
+
+
 def _parse_roots(text: str) -> tuple[str, ...]:
     try:
         roots = json.loads(text)
@@ -224,7 +237,7 @@ def _parse_limits(text: str) -> tuple[float, int, int, tuple[tuple[str, int], ..
         sizes = {key: int(value) for key, value in raw.items() if key != "timeout" and value != "-"}
     except ValueError as error:
         raise RunnerError("--limits values must be numbers") from error
-    if not (math.isfinite(timeout_s) and timeout_s > 0) or any(v < 0 for v in sizes.values()):
+    if seconds_problem(timeout_s) or any(count_problem(v) for v in sizes.values()):
         raise RunnerError("--limits value out of range")
     if "output" not in sizes or "stdin" not in sizes:
         raise RunnerError("--limits output and stdin are required")
@@ -292,6 +305,11 @@ def _prepare(spec: Spec) -> _confined.ConfinedFinder:
         raise RunnerError("the runner must run isolated (python -I)")
     if os.path.realpath(spec.module_root) != os.path.realpath(os.getcwd()):  # noqa: PTH109
         raise RunnerError("module root must equal the working directory")
+    try:
+        # Nothing this process runs may override the dispatcher's protection (see _reach).
+        _reach.drop_reach_capabilities()
+    except _reach.ReachError as error:
+        raise RunnerError(str(error)) from None
     # The child's own deadline, before any gateway code: it holds if the dispatcher dies.
     _deadline.arm(spec.timeout_s, _PARENT_PID)
     if spec.broker_fd is not None:
@@ -307,7 +325,7 @@ def _prepare(spec: Spec) -> _confined.ConfinedFinder:
     # Without configured roots (an incomplete route), fall back to the whole repository.
     roots = (spec.module_root, *(spec.module_roots or (spec.repo_root,)))
     sys.path[:] = scrub_sys_path(sys.path, roots)
-    return _confined.install(spec.package, spec.module_root)
+    return _confined.install(spec.package, spec.module_root, spec.owners)
 
 
 def _load_entry(

@@ -31,16 +31,29 @@ def run(command: str, argv: Sequence[str]) -> int:
         "mcp": _mcp,
     }
     options = _parser(command).parse_args(list(argv))
-    here = str(Path.cwd())
-    if options.registry and "" not in sys.path and here not in sys.path:
-        # As `python -m` does: a registry module in the working directory is importable
-        # when the command runs from the installed `dispatcher` script too.
-        sys.path.insert(0, here)
+    if options.registry:
+        _add_registry_paths()
     try:
         return handlers[command](options)
     except DispatchError as error:
         report_error(error, getattr(options, "error_format", "text"), sys.stderr)
         return error.exit_code
+
+
+def _add_registry_paths() -> None:
+    """Make the operator's registry module importable without letting it shadow anything.
+
+    The working directory and the ``PYTHONPATH`` entries (which the dispatcher's
+    isolated interpreter ignores, see ``boring_dispatch._entry``) are appended
+    after the standard library and site-packages: they can add the module that
+    ``--registry`` names, never replace ``json``, ``yaml`` or ``pydantic``.
+    """
+    import os
+
+    extra = [str(Path.cwd()), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    for entry in extra:
+        if entry and entry not in sys.path:
+            sys.path.append(entry)
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
@@ -68,6 +81,11 @@ def _parser(command: str) -> argparse.ArgumentParser:
             type=_seconds,
             metavar="SECONDS",
             help="wall-clock limit of each gateway run (default 60)",
+        )
+        parser.add_argument(
+            "--run-as",
+            metavar="USER[:GROUP]",
+            help="run every gateway as this user (repository tables; needs root)",
         )
     return parser
 
@@ -180,7 +198,12 @@ def _file_error(kind: str, error: OSError | FileRefused, error_format: str) -> N
 def _mcp(options: argparse.Namespace) -> int:
     from boring_dispatch.surfaces.mcp.server import serve
 
-    return serve(config=options.config, registry=options.registry, timeout_s=options.timeout)
+    return serve(
+        config=options.config,
+        registry=options.registry,
+        timeout_s=options.timeout,
+        run_as=options.run_as,
+    )
 
 
 def _seconds(text: str) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import TextIO
 
 from boring_dispatch.errors import DispatchError, RouteError
@@ -12,10 +11,10 @@ __all__ = ["positive_seconds", "report_error", "seconds_or_reason"]
 
 
 def positive_seconds(text: str) -> float:
-    """Parse a positive, finite number of seconds (an argparse ``type``).
+    """Parse a positive number of seconds, at most seven days (an argparse ``type``).
 
     Raises:
-        argparse.ArgumentTypeError: ``text`` is not a number, or not a positive finite one.
+        argparse.ArgumentTypeError: ``text`` is not a number, or not in (0, 604800].
     """
     seconds = seconds_or_reason(text)
     if isinstance(seconds, str):
@@ -27,13 +26,13 @@ def positive_seconds(text: str) -> float:
 
 def seconds_or_reason(text: str) -> float | str:
     """The number of seconds in ``text``, or why it is refused."""
+    from boring_dispatch._limits import seconds_problem
+
     try:
         seconds = float(text)
     except ValueError:
         return "expected a number of seconds"
-    if not math.isfinite(seconds) or seconds <= 0:
-        return "expected a positive number of seconds"
-    return seconds
+    return seconds_problem(seconds) or seconds
 
 
 def report_error(error: DispatchError, error_format: str, stream: TextIO) -> None:

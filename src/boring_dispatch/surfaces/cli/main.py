@@ -4,7 +4,8 @@ Invocation (options before the target; everything after the target goes to the
 gateway unchanged)::
 
     dispatcher --config /abs/officina.toml --caller-skill SKILL [--dry-run]
-               [--error-format text|json] [--stdin] TARGET[@N] [ARG ...]
+               [--error-format text|json] [--stdin] [--timeout SECONDS]
+               [--run-as USER[:GROUP]] TARGET[@N] [ARG ...]
 
 Subcommands (the first word): ``names``, ``replay``, ``describe``, ``mcp``.
 Heavy modules (pydantic, mcp) are imported only by the subcommands that need
@@ -42,6 +43,7 @@ _VALUED: Final = {
     "--caller-skill": "caller_skill",
     "--error-format": "error_format",
     "--timeout": "timeout",
+    "--run-as": "run_as",
 }
 _FLAGS: Final = {"--dry-run": "dry_run", "--stdin": "stdin"}
 _ERROR_FORMATS: Final = ("text", "json")
@@ -58,6 +60,7 @@ class _Invocation:
     error_format: str = "text"
     stdin: bool = False
     timeout: float | None = None
+    run_as: str | None = None
     args: tuple[str, ...] = ()
 
 
@@ -100,6 +103,12 @@ def _invocation_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         action=once,
         help="wall-clock limit of the gateway run; its process group is killed (default 60)",
+    )
+    parser.add_argument(
+        "--run-as",
+        metavar="USER[:GROUP]",
+        action=once,
+        help="run the gateway (and its nested calls) as this user; needs root",
     )
     parser.add_argument("target", metavar="TARGET[@N]")
     parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARG")
@@ -190,6 +199,7 @@ def _quick_invocation(argv: list[str]) -> _Invocation | None:
         error_format=strings.get("error_format", "text"),
         stdin="stdin" in flags,
         timeout=None if timeout is None else float(timeout),
+        run_as=strings.get("run_as"),
         args=tuple(rest),
     )
 
@@ -213,6 +223,7 @@ def _parsed_invocation(argv: list[str]) -> _Invocation:
         error_format=namespace.error_format,
         stdin=namespace.stdin,
         timeout=namespace.timeout,
+        run_as=namespace.run_as,
         args=tuple(namespace.args),
     )
 
@@ -243,6 +254,10 @@ def _run_invocation(options: _Invocation) -> int:
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
         return 0
     limits = ExecLimits() if options.timeout is None else ExecLimits(timeout_s=options.timeout)
+    if options.run_as is not None:
+        from boring_dispatch.process.run_as import with_run_as
+
+        limits = with_run_as(limits, options.run_as)
     data = _read_stdin(limits.max_stdin_bytes) if options.stdin else None
     route = repository.resolve(request)
     for warning in route.warnings:

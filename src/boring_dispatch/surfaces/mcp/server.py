@@ -47,33 +47,53 @@ _REPOSITORY_INSTRUCTIONS: Final = (
 )
 
 
-def serve(*, config: str | None, registry: str | None, timeout_s: float | None = None) -> int:
+def serve(
+    *,
+    config: str | None,
+    registry: str | None,
+    timeout_s: float | None = None,
+    run_as: str | None = None,
+) -> int:
     """Serve one table over MCP on stdin/stdout until the client goes away.
 
     Exactly one of ``config`` (an absolute ``officina.toml`` path) or
     ``registry`` (``pkg.module:NAME``) names the table. Both are opened before
     the session starts, so a bad one fails with a CLI error instead of an
-    MCP session that cannot work.
+    MCP session that cannot work. ``timeout_s`` (each gateway run's wall-clock
+    limit) and ``run_as`` (``USER[:GROUP]`` every gateway runs as) apply to a
+    repository only.
 
     Returns:
         0 when the session ended.
 
     Raises:
-        RuntimeMisconfigured: neither or both tables were named, or the
-            repository configuration is invalid.
+        RuntimeMisconfigured: neither or both tables were named, the
+            repository configuration is invalid, the timeout is not a number of
+            seconds in (0, 604800], or ``run_as`` names no user or group or
+            is given with a registry.
         RegistryInvalid: the registry spec cannot be loaded.
     """
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls
 
     backend: RepositoryCalls | TableCalls
     if config is not None and registry is None:
+        from boring_dispatch.process._admission import limits_problem
+        from boring_dispatch.process.run_as import with_run_as
         from boring_dispatch.records import ExecLimits
         from boring_dispatch.repository.repository import Repository
 
         limits = ExecLimits() if timeout_s is None else ExecLimits(timeout_s=timeout_s)
+        limits = with_run_as(limits, run_as)
+        problem = limits_problem(limits)
+        if problem is not None:
+            raise RuntimeMisconfigured(f"execution limits are out of range: {problem}")
         backend = RepositoryCalls(Repository.open(config), limits)
     elif registry is not None and config is None:
         from boring_dispatch.registry.spec import load_registry
+
+        if run_as is not None:
+            # A Python table runs its tools in this process: there is no child to switch.
+            raise RuntimeMisconfigured("--run-as applies to a repository (--config) only")
 
         backend = TableCalls(load_registry(registry))
     else:

@@ -1,0 +1,92 @@
+"""The ``dispatcher`` entry point: the dispatcher's own interpreter ignores ``PYTHON*``.
+
+The gateway child always runs ``python -I``. The dispatcher process must not
+honour the caller's ``PYTHONPATH`` either: a ``json.py`` or a ``pydantic/``
+on it would run inside the process that holds the operator's credentials
+and decides every call. So the console script and ``python -m
+boring_dispatch`` start here, before anything else of ours is imported
+(this module and the package ``__init__`` import nothing but ``os`` and
+``sys``, which the interpreter has loaded already):
+
+- when a ``PYTHON*`` variable that can change what runs is set (anything but
+  :data:`HARMLESS`) and the interpreter is not isolated already, the process
+  re-executes itself as ``python -I -m boring_dispatch ...``: the same pid,
+  descriptors and arguments, with every ``PYTHON*`` variable ignored. This
+  costs one more interpreter start, only then;
+- otherwise it drops ``sys.path[0]`` (the script's directory or, for ``-m``,
+  the working directory), as ``-I``/``-P`` would.
+
+What it cannot do: code that the interpreter runs before any module of ours
+(``site`` and its ``.pth`` files, ``sitecustomize``/``usercustomize``, the
+module named by ``PYTHONWARNINGS``, the console script's own ``import re``)
+is found on ``PYTHONPATH`` as usual. ``python -I -m boring_dispatch`` avoids
+even that.
+
+``dispatcher ... --registry pkg.module:NAME`` loads the operator's own module:
+the working directory and the ``PYTHONPATH`` entries are appended *after*
+the standard library and site-packages for that (see ``_cli_commands``), so
+they can add that module but shadow nothing the dispatcher imports.
+"""
+
+import os
+import sys
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing could run a planted module
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = ["HARMLESS", "main", "needs_isolation"]
+
+#: ``PYTHON*`` variables that neither run code nor change imports, warnings, asserts or
+#: limits: they do not trigger the re-execution (a developer's shell often sets them).
+HARMLESS = frozenset(
+    {
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONUNBUFFERED",
+        "PYTHONIOENCODING",
+        "PYTHONUTF8",
+        "PYTHONCOERCECLOCALE",
+        "PYTHONHASHSEED",
+        "PYTHONNOUSERSITE",
+        "PYTHONSAFEPATH",
+        "PYTHONFAULTHANDLER",
+        "PYTHONSTARTUP",  # read by interactive sessions only (PYTHONINSPECT is not harmless)
+    }
+)
+
+
+def needs_isolation(environ: "Mapping[str, str]") -> bool:
+    """Whether ``environ`` sets a ``PYTHON*`` variable outside :data:`HARMLESS` (non-empty)."""
+    return any(
+        name.startswith("PYTHON") and value and name not in HARMLESS
+        for name, value in environ.items()
+    )
+
+
+def main() -> int:
+    """Run the ``dispatcher`` command in an interpreter that ignores ``PYTHON*``."""
+    if not sys.flags.isolated:
+        if needs_isolation(os.environ) and not sys.flags.ignore_environment:
+            _reexec_isolated()
+        elif not sys.flags.safe_path and sys.path:
+            del sys.path[0]  # the script's directory, or the working directory for -m
+    from boring_dispatch.surfaces.cli.main import main as cli_main
+
+    return cli_main()
+
+
+def _reexec_isolated() -> None:
+    executable = sys.executable
+    if not executable:
+        sys.stderr.write(
+            "error: cannot restart the dispatcher isolated; unset the PYTHON* variables"
+            " or run `python -I -m boring_dispatch`\n"
+        )
+        raise SystemExit(2)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execv(executable, [executable, "-I", "-m", "boring_dispatch", *sys.argv[1:]])  # noqa: S606 - our own interpreter, never a shell
+    except OSError:
+        sys.stderr.write("error: cannot restart the dispatcher isolated\n")
+        raise SystemExit(2) from None
