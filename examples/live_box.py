@@ -49,7 +49,7 @@ class _Keep(logging.Handler):
 
 def _show(name: str, args: dict[str, object]) -> Observation:
     observation = BOX.dispatch(name, args)
-    print(f"{name} {json.dumps(args)} -> {observation.to_text()}")
+    print(f"{name} {json.dumps(args)} -> {observation.to_json()}")
     return observation
 
 

@@ -10,13 +10,13 @@ from boring_dispatch.observation import Observation, ObservationError
 
 def test_a_success_is_ok_with_its_result() -> None:
     observation = Observation.success({"job_id": 7})
-    assert observation.to_json() == {"ok": True, "result": {"job_id": 7}}
+    assert observation.to_dict() == {"ok": True, "result": {"job_id": 7}}
     assert observation.code == "ok"
 
 
 def test_a_failure_has_code_and_message_and_nothing_else_by_default() -> None:
     observation = Observation.failure("unknown_tool", "no tool named 'os.system'")
-    assert observation.to_json() == {
+    assert observation.to_dict() == {
         "ok": False,
         "error": {"code": "unknown_tool", "message": "no tool named 'os.system'"},
     }
@@ -27,7 +27,7 @@ def test_details_are_path_and_message_objects() -> None:
     observation = Observation.from_error(
         InvalidArguments("bad", details=(("job_id", "Input should be a valid integer"),))
     )
-    error = observation.to_json()["error"]
+    error = observation.to_dict()["error"]
     assert error == {
         "code": "invalid_arguments",
         "message": "bad",
@@ -37,7 +37,7 @@ def test_details_are_path_and_message_objects() -> None:
 
 def test_an_internal_error_carries_its_correlation_id() -> None:
     observation = Observation.failure("internal_error", "internal error", correlation_id="01ABC")
-    assert observation.to_json()["error"] == {
+    assert observation.to_dict()["error"] == {
         "code": "internal_error",
         "message": "internal error",
         "correlation_id": "01ABC",
@@ -57,11 +57,11 @@ def test_ok_and_error_must_agree(ok: bool, error: ObservationError | None) -> No
         Observation(ok=ok, error=error)
 
 
-def test_to_text_is_one_line_of_json_that_round_trips() -> None:
+def test_to_json_is_one_line_of_json_that_round_trips() -> None:
     observation = Observation.success({"text": "line one\nline two", "word": "caf\u00e9"})
-    text = observation.to_text()
+    text = observation.to_json()
     assert "\n" not in text
-    assert json.loads(text) == observation.to_json()
+    assert json.loads(text) == observation.to_dict()
 
 
 def test_observations_are_frozen() -> None:

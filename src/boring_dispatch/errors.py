@@ -199,7 +199,7 @@ class RouteError(DispatchError):
         #: The export ID, for errors that concern one (``unauthorized_caller``).
         self.interface_id: Final = interface_id
 
-    def to_json(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         """The error line of ``--error-format json`` (schema version 1)."""
         payload: dict[str, object] = {
             "schema_version": 1,

@@ -36,7 +36,7 @@ class ObservationError:
     #: Set for ``internal_error``: the key of the server-side log line with the traceback.
     correlation_id: str | None = None
 
-    def to_json(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON object of the envelope's ``error`` member."""
         payload: dict[str, object] = {"code": self.code, "message": self.message}
         if self.details:
@@ -94,13 +94,13 @@ class Observation:
         """``"ok"`` or the error code: the one word an audit line records."""
         return "ok" if self.error is None else self.error.code
 
-    def to_json(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         """The envelope as a JSON-ready dict (the result is not copied)."""
         if self.error is None:
             return {"ok": True, "result": self.result}
-        return {"ok": False, "error": self.error.to_json()}
+        return {"ok": False, "error": self.error.to_dict()}
 
-    def to_text(self) -> str:
+    def to_json(self) -> str:
         """The envelope as compact one-line JSON text (UTF-8, not ASCII-escaped).
 
         Raises:
@@ -108,4 +108,4 @@ class Observation:
             TypeError: the result is not JSON-serializable (the pipeline never
                 returns such an observation).
         """
-        return _ENCODER.encode(self.to_json())
+        return _ENCODER.encode(self.to_dict())

@@ -129,7 +129,7 @@ class RouteWarning:
     message: str
     subject: str | None = None
 
-    def to_json(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, str]:
         out = {"code": self.code, "message": self.message}
         if self.subject is not None:
             out["subject"] = self.subject
@@ -148,7 +148,7 @@ class AdmittedPolicy:
     #: ``self`` (the owner calls itself), ``all_modules`` or ``allowed_callers``.
     admitted_by: str
 
-    def to_json(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, str]:
         """The dry-run form."""
         return {
             "kind": self.kind,
@@ -243,7 +243,7 @@ class ExecutionResult:
             and not (self.stdout_truncated or self.stderr_truncated)
         )
 
-    def to_json(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         """The outcome as replay prints it and the nested-call broker replies (no timing)."""
         return {
             "exit_code": self.exit_code,

@@ -87,7 +87,7 @@ def test_bad_arguments_never_call_the_handler(args: dict[str, object]) -> None:
 
 def test_a_tool_error_is_tool_error_with_its_message() -> None:
     observation = registry().dispatch("refuse", {"reason": "closed"})
-    assert observation.to_json() == {
+    assert observation.to_dict() == {
         "ok": False,
         "error": {"code": "tool_error", "message": "cannot do that: closed"},
     }
@@ -117,7 +117,7 @@ def test_any_other_exception_is_internal_error_never_ok(
     assert error.message == "internal error"
     assert error.correlation_id is not None
     assert ULID.fullmatch(error.correlation_id)
-    assert "Traceback" not in observation.to_text()
+    assert "Traceback" not in observation.to_json()
     [record] = [r for r in caplog.records if r.name == "boring_dispatch"]
     text = record.getMessage()
     assert error.correlation_id in text
@@ -140,7 +140,7 @@ def test_a_result_that_is_not_json_is_internal_error(
 def test_a_tuple_result_is_json() -> None:
     observation = registry().dispatch("returns", {"kind": "tuple"})
     assert observation.ok
-    assert json.loads(observation.to_text())["result"] == [1, "a"]
+    assert json.loads(observation.to_json())["result"] == [1, "a"]
 
 
 def test_correlation_ids_are_fresh_and_time_ordered() -> None:
@@ -286,14 +286,14 @@ def test_every_outcome_reaches_the_sinks_once_with_its_code() -> None:
 def test_any_json_arguments_give_an_observation_never_an_exception(args: object) -> None:
     observation = registry().dispatch("get_job", args)  # type: ignore[arg-type]
     assert observation.code in {"ok", "invalid_arguments", "invalid_request"}
-    json.loads(observation.to_text())
+    json.loads(observation.to_json())
 
 
 @given(st.text(max_size=200) | st.binary(max_size=200))
 def test_any_request_text_gives_an_observation_never_an_exception(text: str | bytes) -> None:
     observation = registry().dispatch_json(text)
     assert observation.code in {"ok", "invalid_request", "invalid_arguments", "unknown_tool"}
-    json.loads(observation.to_text())
+    json.loads(observation.to_json())
 
 
 def test_a_handler_calling_sys_exit_is_an_internal_error_not_an_exit() -> None:
@@ -305,7 +305,7 @@ def test_a_handler_calling_sys_exit_is_an_internal_error_not_an_exit() -> None:
     table = Registry({"leave": Tool(leave, description="Calls sys.exit.")})
     observation = table.dispatch("leave", {"code": 3})
     assert observation.ok is False
-    assert observation.to_json()["error"]["code"] == "internal_error"  # type: ignore[index]
+    assert observation.to_dict()["error"]["code"] == "internal_error"  # type: ignore[index]
 
 
 def test_keyboard_interrupt_still_propagates() -> None:
@@ -348,6 +348,6 @@ def test_confirmation_is_checked_before_validation() -> None:
 
 
 def _code(observation: Observation) -> object:
-    error = observation.to_json()["error"]
+    error = observation.to_dict()["error"]
     assert isinstance(error, dict)
     return error["code"]

@@ -263,7 +263,7 @@ def test_every_body_fits_the_default_observation_cap(
     headers = WORST_HEADERS if worst_headers else ()
     pages.pages[path] = Page(body, f"text/plain; charset={charset}", headers)
     observation = table(pages).dispatch("http_get", {"url": f"http://127.0.0.1:{pages.port}{path}"})
-    assert observation.ok, observation.to_json()
+    assert observation.ok, observation.to_dict()
     result = observation.result
     assert isinstance(result, dict)
     size_of_json = len(json.dumps(result, ensure_ascii=True, separators=(",", ":")))
@@ -294,7 +294,7 @@ def test_any_utf8_page_fits_the_default_observation_cap(
     body = (unit * count + tail).encode("utf-8", errors="surrogatepass")
     pages.pages["/any"] = Page(body)
     observation = table(pages).dispatch("http_get", {"url": f"http://127.0.0.1:{pages.port}/any"})
-    assert observation.ok, observation.to_json()
+    assert observation.ok, observation.to_dict()
     result = observation.result
     assert isinstance(result, dict)
     assert len(json.dumps(result, separators=(",", ":"))) <= CAP

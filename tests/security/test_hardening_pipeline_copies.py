@@ -236,9 +236,9 @@ def test_a_result_changed_after_the_call_leaves_the_observation_as_checked(
     registry = Registry({"tool": Tool(handler, description="Keeps its result.")})
     observation = registry.dispatch("tool", args)
     assert observation.ok
-    text = observation.to_text()
+    text = observation.to_json()
     _grow(KEPT[0])
-    assert observation.to_text() == text
+    assert observation.to_json() == text
     assert len(text) < 200
 
 

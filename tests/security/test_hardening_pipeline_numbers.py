@@ -277,7 +277,7 @@ def test_python_callers_non_finite_floats_are_invalid_arguments_everywhere(
             assert CALLED == [], (tool, path)
             assert observation.error is not None
             assert path in [detail[0] for detail in observation.error.details], (tool, path)
-            assert "inf" not in observation.to_text().lower()
+            assert "inf" not in observation.to_json().lower()
     written = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines()]
     assert [line["outcome"] for line in written] == ["invalid_arguments"] * len(places)
 

@@ -84,9 +84,9 @@ def test_python_dispatch_json_and_mcp_agree_and_leak_nothing(tmp_path: Path) -> 
         local = load_registry("surface_table_local:TABLE")
     finally:
         sys.path.remove(str(in_process))
-    python = [local.dispatch(name, dict(args)).to_json() for name, args in CALLS]
+    python = [local.dispatch(name, dict(args)).to_dict() for name, args in CALLS]
     from_json = [
-        local.dispatch_json(json.dumps({"name": name, "args": args})).to_json()
+        local.dispatch_json(json.dumps({"name": name, "args": args})).to_dict()
         for name, args in CALLS
     ]
     with RawMcp(["mcp", "--registry", "surface_table:TABLE"], cwd=tmp_path) as server:

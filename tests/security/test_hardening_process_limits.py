@@ -173,7 +173,7 @@ def test_python_api_limits_out_of_range_are_refused_before_any_launch(
 
     with pytest.raises(RuntimeMisconfigured) as caught:
         launch()
-    payload = caught.value.to_json()
+    payload = caught.value.to_dict()
     assert payload["code"] == "dispatcher.runtime_misconfigured"
     for given in fields.values():
         if isinstance(given, int | float) and not isinstance(given, bool) and abs(given) > 10:

@@ -159,7 +159,7 @@ def test_the_json_form_the_schema_advertises_is_accepted_on_both_paths(
     assert isinstance(schema, dict)
     assert _json_type(wire) in _json_types(schema["properties"]["value"], schema.get("$defs", {}))
     direct, parsed = _both(table, {"value": wire})
-    assert direct.to_json() == parsed.to_json() == {"ok": True, "result": {"taken": True}}
+    assert direct.to_dict() == parsed.to_dict() == {"ok": True, "result": {"taken": True}}
     assert received == [value, value]
 
 
@@ -207,7 +207,7 @@ def test_lax_coercions_are_refused_on_both_paths(annotation: object, value: obje
     received: list[object] = []
     table = _table(annotation, received)
     direct, parsed = _both(table, {"value": value})
-    assert direct.to_json() == parsed.to_json()
+    assert direct.to_dict() == parsed.to_dict()
     assert direct.code == "invalid_arguments"
     assert received == []
 
@@ -331,7 +331,7 @@ def test_unknown_members_of_nested_objects_are_refused_at_every_depth(
     sink.events.clear()
     args = {"value": wrap({"count": 1, extra: value})}
     direct, parsed = _both(table, args)
-    assert direct.to_json() == parsed.to_json()
+    assert direct.to_dict() == parsed.to_dict()
     assert direct.code == "invalid_arguments"
     assert direct.error is not None
     paths = [path for path, _ in direct.error.details]

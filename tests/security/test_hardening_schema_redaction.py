@@ -194,8 +194,8 @@ class Recorded:
         self.table = Registry(tools, sinks=sinks)
 
     def both(self, name: str, args: dict[str, object]) -> list[dict[str, object]]:
-        direct = self.table.dispatch(name, args).to_json()
-        parsed = self.table.dispatch_json(json.dumps({"name": name, "args": args})).to_json()
+        direct = self.table.dispatch(name, args).to_dict()
+        parsed = self.table.dispatch_json(json.dumps({"name": name, "args": args})).to_dict()
         assert direct == parsed
         return [direct, parsed]
 

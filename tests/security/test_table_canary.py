@@ -155,7 +155,7 @@ def test_a_secret_appears_in_no_audit_line_log_record_or_observation(
         audit_path.read_text(encoding="utf-8"),
         trace_path.read_text(encoding="utf-8"),
         *every_log_record,
-        *(o.to_text() for o in observations),
+        *(o.to_json() for o in observations),
         *(repr(o) for o in observations),
         *(repr(event) for event in capture.events),
     ]

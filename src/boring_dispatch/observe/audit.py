@@ -186,7 +186,7 @@ class TraceRecorder(_AppendFile):
         if event.tool is None or event.args is None:
             return
         self._write(
-            {"name": event.tool, "args": event.args, "observation": event.observation.to_json()},
+            {"name": event.tool, "args": event.args, "observation": event.observation.to_dict()},
             {"name": event.tool},
         )
 

@@ -78,7 +78,7 @@ class Span:
     module_id: str | None = None
     caller_module_id: str | None = None
 
-    def to_json(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         """The JSON object written for this span, with non-identifiers replaced."""
         out: dict[str, object] = {}
         fields = (
@@ -139,7 +139,7 @@ def write_span(record: Span) -> None:
 
 
 def _append_line(record: Span) -> None:
-    line = json.dumps(record.to_json(), separators=(",", ":"), sort_keys=True) + "\n"
+    line = json.dumps(record.to_dict(), separators=(",", ":"), sort_keys=True) + "\n"
     data = line.encode("utf-8")
     if len(data) > _MAX_LINE:
         return
@@ -156,7 +156,7 @@ def _emit_otel(record: Span) -> None:
         # Optional dependency, imported only when the user asked for it.
         from opentelemetry import trace as otel_trace
 
-        payload = record.to_json()
+        payload = record.to_dict()
         attributes = {
             f"boring_dispatch.{key}": value
             for key, value in payload.items()

@@ -26,7 +26,7 @@ every launch of one top-level call counts against one budget
 gateway that calls itself or fans out is refused with
 ``dispatcher.nested_limit_exceeded`` at ``ExecLimits.max_nested_depth`` or
 ``max_gateway_processes``. The reply is the :class:`~boring_dispatch.gateway.NestedResult`
-fields or ``{"error": RouteError.to_json()}``. A fault in the broker is
+fields or ``{"error": RouteError.to_dict()}``. A fault in the broker is
 ``dispatcher.internal_error``, never a crash of the dispatcher.
 """
 
@@ -167,11 +167,11 @@ class Broker:
             interface=interface, version=version, positionals=tuple(positionals), options=options
         )
         result = self._invoke(call, data, replace(self._limits, timeout_s=remaining))
-        return result.to_json()
+        return result.to_dict()
 
 
 def _error(error: RouteError) -> dict[str, object]:
-    return {"error": error.to_json()}
+    return {"error": error.to_dict()}
 
 
 def _parse(body: bytes) -> tuple[str, int, list[str], Mapping[str, object], bytes | None]:

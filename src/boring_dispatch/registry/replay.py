@@ -98,11 +98,11 @@ def replay_lines(registry: Registry, lines: Iterable[str | bytes]) -> Iterator[R
         try:
             request = parse_request(line, registry.limits, recorded=True)
         except InvalidRequest as error:
-            refused = Observation.from_error(error).to_json()
+            refused = Observation.from_error(error).to_dict()
             yield ReplayLine(number, None, _as_json(refused), None, malformed=True)
             continue
         observation = registry.dispatch(request.name, request.args)
-        envelope = _as_json(observation.to_json())
+        envelope = _as_json(observation.to_dict())
         yield ReplayLine(number, request.name, envelope, request.observation, malformed=False)
 
 

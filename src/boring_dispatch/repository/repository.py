@@ -183,7 +183,7 @@ def dry_run_payload(route: Route) -> dict[str, object]:
         "authorization": {
             "crossed_gates": list(route.crossed_gates),
             "immediate_caller": route.immediate_caller,
-            "policies": [policy.to_json() for policy in route.policies],
+            "policies": [policy.to_dict() for policy in route.policies],
         },
         "caller_module_id": route.caller_module_id,
         "caller_source_id": None,
@@ -206,5 +206,5 @@ def dry_run_payload(route: Route) -> dict[str, object]:
         "terminal_module_id": route.target_module_id,
     }
     if route.warnings:
-        payload["warnings"] = [w.to_json() for w in route.warnings]
+        payload["warnings"] = [w.to_dict() for w in route.warnings]
     return payload

@@ -30,7 +30,7 @@ def test_without_a_status_mapping_there_is_exactly_one_unavailable_warning() -> 
             message="precomputed certification status is unavailable",
         ),
     )
-    assert warnings[0].to_json() == {
+    assert warnings[0].to_dict() == {
         "code": "certification-status-unavailable",
         "message": "precomputed certification status is unavailable",
     }

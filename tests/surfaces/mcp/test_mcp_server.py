@@ -680,8 +680,8 @@ def test_a_python_table_call_returns_the_observation_of_the_same_dispatch(
     observation = support.dispatch(name, arguments)
     result = table.call(name, arguments)
     assert result == {
-        "content": text(observation.to_text()) if shown else EMPTY,
-        "structuredContent": {"result": observation.to_json()},
+        "content": text(observation.to_json()) if shown else EMPTY,
+        "structuredContent": {"result": observation.to_dict()},
         "isError": not observation.ok,
     }
 

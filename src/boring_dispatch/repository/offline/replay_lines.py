@@ -74,7 +74,7 @@ def replay_repository(
             projection, expected = parse_line(text)
             outcome = _run(repository, projection, dry_run=dry_run, limits=limits)
         except RouteError as error:
-            outcome = {"error": error.to_json()}
+            outcome = {"error": error.to_dict()}
         differs = expected is not None and not same_json(
             _comparable(expected), _comparable(json.loads(json.dumps(outcome)))
         )
@@ -91,7 +91,7 @@ def _run(
     if dry_run or projection.dry_run:
         return dry_run_payload(repository.resolve(projection.request))
     stdin = None if projection.stdin_text is None else projection.stdin_text.encode("utf-8")
-    return repository.invoke(projection.request, stdin=stdin, limits=limits).to_json()
+    return repository.invoke(projection.request, stdin=stdin, limits=limits).to_dict()
 
 
 def _comparable(outcome: object) -> object:

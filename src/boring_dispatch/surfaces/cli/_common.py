@@ -44,7 +44,7 @@ def report_error(error: DispatchError, error_format: str, stream: TextIO) -> Non
     if error_format != "json":
         stream.write(f"error: {error.message}\n")
     elif isinstance(error, RouteError):
-        stream.write(json.dumps(error.to_json()) + "\n")
+        stream.write(json.dumps(error.to_dict()) + "\n")
     else:
         payload = {"schema_version": 1, "code": error.code, "message": error.message}
         stream.write(json.dumps(payload) + "\n")

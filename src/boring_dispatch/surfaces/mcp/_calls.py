@@ -174,7 +174,7 @@ class TableCalls:
         tool = self._registry.tools.get(name)
         # An unknown tool has no audience bit: its refusal stays in the structured result.
         audience = "machine" if tool is None else tool.audience
-        return table_outcome(observation.to_json(), observation.to_text(), audience)
+        return table_outcome(observation.to_dict(), observation.to_json(), audience)
 
 
 def _tier(name: str) -> int:

@@ -68,7 +68,7 @@ def _route_metadata(route: Route) -> dict[str, object]:
         "target_module_id": route.target_module_id,
         "security_level": route.security_level,
         "output_audiences": dict(route.output_audiences),
-        "warnings": [warning.to_json() for warning in route.warnings],
+        "warnings": [warning.to_dict() for warning in route.warnings],
     }
 
 
@@ -140,7 +140,7 @@ def error_outcome(
             "output_audiences": dict(_MACHINE_ONLY),
             "warnings": [],
         }
-    dispatcher["error"] = error.to_json()
+    dispatcher["error"] = error.to_dict()
     if trace_id is not None:
         dispatcher["trace_id"] = trace_id
     return ToolOutcome(structured=_result(dispatcher), texts=("",), is_error=True)
@@ -150,8 +150,8 @@ def table_outcome(observation: Mapping[str, object], text: str, audience: str) -
     """The result of a Python-table call: the observation, shown as text for human/both tools.
 
     Args:
-        observation: the observation envelope (``Observation.to_json()``).
-        text: the envelope as JSON text (``Observation.to_text()``).
+        observation: the observation envelope (``Observation.to_dict()``).
+        text: the envelope as JSON text (``Observation.to_json()``).
         audience: the tool's audience bit; ``machine`` for an unknown tool.
     """
     shown = audience in SHOWN_AUDIENCES and bool(text)
