@@ -143,7 +143,7 @@ def sweep(repository: Repository, rounds: int) -> dict[str, float]:
             continue
         argv = _argv(export_id, export)
         for caller, host in _callers(export_id, export):
-            request = RouteRequest(caller, export_id, argv=argv, host=host)
+            request = RouteRequest(caller, export_id, argv=argv, from_host=host)
             try:
                 repository.resolve(request)
             except RouteError:

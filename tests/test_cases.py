@@ -58,9 +58,9 @@ def _check_route(case: Case, route: Route, config: Path) -> None:
     actual: dict[str, object] = {
         "command": list(route.binding.command),
         "pattern": route.binding.pattern,
-        "stdin": route.binding.stdin,
+        "stdin": route.binding.takes_stdin,
         "implementing_source_id": route.implementing_source_id,
-        "script_interface": route.script_interface,
+        "script_interface": route.source_interface_id,
         "target_module_id": route.target_module_id,
         "cwd": route.cwd.relative_to(config.parent).as_posix(),
         "warnings": [warning.code for warning in route.warnings],

@@ -58,7 +58,7 @@ def _resolve(export_id: str, export: Export) -> Route:
     argv = _argv(export_id, export)
     refusals = []
     for caller, host in _callers(export_id, export):
-        request = RouteRequest(caller=caller, target=export_id, argv=argv, host=host)
+        request = RouteRequest(caller=caller, target=export_id, argv=argv, from_host=host)
         try:
             return repository.resolve(request)
         except UnauthorizedCaller as error:
@@ -91,5 +91,5 @@ def test_every_process_bindable_export_dry_runs_for_its_owner(export_id: str) ->
     assert route.target_module_id == export.module.module_id
     assert route.implementing_source_id == export.source.source_id
     assert route.python_target.gateway_path == export.source.gateway_path
-    assert route.binding.stdin is False
+    assert route.binding.takes_stdin is False
     assert route.security_level in (0, 1, 2)

@@ -44,8 +44,8 @@ requests = st.builds(
     target=targets,
     version=st.one_of(st.none(), st.integers(min_value=-2, max_value=3)),
     argv=st.builds(tuple, argv),
-    stdin=st.booleans(),
-    host=st.booleans(),
+    sends_stdin=st.booleans(),
+    from_host=st.booleans(),
     tier=st.one_of(st.none(), st.integers(min_value=0, max_value=2)),
 )
 

@@ -28,7 +28,7 @@ def test_every_stage_uses_the_same_caps() -> None:
 def _command(tokens: tuple[str, ...], tmp_path: Path) -> tuple[str, ...]:
     route = make_route(make_repo(tmp_path))
     route = replace(
-        route, binding=CompiledBinding(command=tokens, pattern="", stdin=False, entry="Echo")
+        route, binding=CompiledBinding(command=tokens, pattern="", takes_stdin=False, entry="Echo")
     )
     return launch.child_argv(route)
 

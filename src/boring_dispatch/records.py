@@ -87,9 +87,10 @@ class RouteRequest:
     #: The gateway argument vector supplied by the caller.
     argv: tuple[str, ...] = ()
     #: Whether the caller asks to send stdin to the gateway.
-    stdin: bool = False
-    #: Host mode requires a discoverable top-level skill; nested calls set False.
-    host: bool = True
+    sends_stdin: bool = False
+    #: The call comes from a host (CLI, MCP, replay): the caller must be a discoverable
+    #: top-level skill. Nested calls from a gateway set False.
+    from_host: bool = True
     #: When set (MCP tools), the derived security level must equal this tier.
     tier: int | None = None
     #: When set (nested calls), the derived level may not exceed it: the level of
@@ -106,7 +107,7 @@ class CompiledBinding:
     #: Matched pattern name; ``""`` in argument mode.
     pattern: str
     #: The stdin decision (section 6.4): requested and accepted by the binding.
-    stdin: bool
+    takes_stdin: bool
     #: ``process_binding.entry``: the class the runner instantiates.
     entry: str
 
@@ -169,7 +170,7 @@ class Route:
     interface_version: int
     implementing_source_id: str
     #: The source-interface ID (``<source>.interface.<name>``).
-    script_interface: str
+    source_interface_id: str
     binding: CompiledBinding
     python_target: PythonTarget
     #: Terminal module root: the child's working directory.

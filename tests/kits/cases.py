@@ -143,8 +143,8 @@ class CaseRequest:
             target=self.target,
             version=version,
             argv=self.argv,
-            stdin=self.stdin,
-            host=self.host,
+            sends_stdin=self.stdin,
+            from_host=self.host,
         )
 
 

@@ -147,8 +147,8 @@ def make_route(
         target_module_id=repo.module_id,
         interface_version=1,
         implementing_source_id=repo.module_id,
-        script_interface=f"{repo.module_id}.interface.run",
-        binding=CompiledBinding(command=tuple(command), pattern="", stdin=stdin, entry=entry),
+        source_interface_id=f"{repo.module_id}.interface.run",
+        binding=CompiledBinding(command=tuple(command), pattern="", takes_stdin=stdin, entry=entry),
         python_target=PythonTarget(
             gateway_path=gateway_path,
             process_entry=entry,
@@ -209,7 +209,7 @@ def route_to_json(route: Route) -> str:
             "command": list(route.binding.command),
             "gateway_path": route.python_target.gateway_path,
             "entry": route.binding.entry,
-            "stdin": route.binding.stdin,
+            "stdin": route.binding.takes_stdin,
         }
     )
 

@@ -132,7 +132,7 @@ def test_a_nul_in_the_command_is_refused_before_launch(repo: Repo) -> None:
 
 def test_a_binding_entry_that_differs_from_the_target_entry_is_refused(repo: Repo) -> None:
     route = make_route(repo)
-    binding = CompiledBinding(command=(), pattern="", stdin=False, entry="Other")
+    binding = CompiledBinding(command=(), pattern="", takes_stdin=False, entry="Other")
     mismatched = replace(route, binding=binding)
     with pytest.raises(ResolutionFailed):
         child_argv(mismatched)

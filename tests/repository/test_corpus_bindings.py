@@ -79,10 +79,10 @@ def test_every_corpus_pattern_accepts_its_minimal_argv(export_id: str, index: in
     compiled = compile_(export_id, *argv)
     assert compiled.pattern == name
     assert compiled.command == (*binding.get("args_prefix", []), *argv)  # type: ignore[misc]
-    assert compiled.stdin is False
+    assert compiled.takes_stdin is False
     assert compiled.entry == binding["entry"]
     if pattern.get("allow_stdin") is True:
-        assert compile_(export_id, *argv, stdin=True).stdin is True
+        assert compile_(export_id, *argv, stdin=True).takes_stdin is True
     else:
         refusal(export_id, *argv, stdin=True)
 
@@ -176,13 +176,13 @@ def test_get_weather_observations() -> None:
 def test_update_list_observations() -> None:
     assert compile_(UPDATE_LIST, "x.yaml", "--file", "p.yaml").pattern == "file-mode"
     with_stdin = compile_(UPDATE_LIST, "x.yaml", stdin=True)
-    assert (with_stdin.pattern, with_stdin.stdin, with_stdin.command) == (
+    assert (with_stdin.pattern, with_stdin.takes_stdin, with_stdin.command) == (
         "stdin-batch",
         True,
         ("update", "x.yaml"),
     )
     plain = compile_(UPDATE_LIST, "x.yaml")
-    assert (plain.pattern, plain.stdin) == ("stdin-batch", False)
+    assert (plain.pattern, plain.takes_stdin) == ("stdin-batch", False)
     assert "does not match any declared pattern" in refusal(
         UPDATE_LIST, "x.yaml", "--file", "p", stdin=True
     )
@@ -286,7 +286,7 @@ ROUTES: Final = [
 def test_the_documented_routes_compile_exactly(route: RouteCase) -> None:
     export = EXPORTS[route.export_id]
     compiled = compile_(route.export_id, *route.argv, stdin=route.stdin)
-    assert (compiled.command, compiled.pattern, compiled.stdin) == (
+    assert (compiled.command, compiled.pattern, compiled.takes_stdin) == (
         route.command,
         route.pattern,
         route.decision,

@@ -77,14 +77,14 @@ def test_a_well_formed_projection_becomes_a_request() -> None:
     parsed = parse_projection(_projection(), tier=0)
     assert parsed.request.caller == "daily-plan"
     assert parsed.request.argv == ("/tmp/todo.yaml",)
-    assert parsed.request.stdin is False
+    assert parsed.request.sends_stdin is False
     assert parsed.request.tier == 0
     assert parsed.dry_run is False
 
 
 def test_stdin_text_asks_for_stdin() -> None:
     parsed = parse_projection(_projection(arguments={"stdin": "hello"}))
-    assert parsed.request.stdin is True
+    assert parsed.request.sends_stdin is True
     assert parsed.stdin_text == "hello"
 
 

@@ -422,7 +422,7 @@ def test_pattern_mode_refuses_only_with_resolution_failed_and_never_rewrites(
     body = interface["process_binding"]
     assert isinstance(body, dict)
     assert compiled.command == (*body.get("args_prefix", []), *argv)
-    assert compiled.stdin == stdin
+    assert compiled.takes_stdin == stdin
     assert compiled.pattern
 
 
@@ -466,7 +466,7 @@ def test_every_type_kind_refuses_only_with_resolution_failed(argv: list[str], st
         return
     assert compiled.command[:1] == ("run",)
     assert compiled.command[-3:] == ("--level", "3", "--safe")
-    assert compiled.stdin == stdin
+    assert compiled.takes_stdin == stdin
 
 
 def test_the_rich_interface_compiles_deterministically() -> None:

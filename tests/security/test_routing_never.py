@@ -88,7 +88,7 @@ def test_resolving_every_corpus_route_lists_nothing_runs_nothing_and_writes_noth
             for caller, host in _callers(export_id, export):
                 try:
                     repository.resolve(
-                        RouteRequest(caller=caller, target=export_id, argv=argv, host=host)
+                        RouteRequest(caller=caller, target=export_id, argv=argv, from_host=host)
                     )
                 except RouteError:
                     continue

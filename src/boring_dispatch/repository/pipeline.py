@@ -117,7 +117,7 @@ def _resolve(
 
     # resolve: caller, target, export, source, interface version
     caller_ancestry = loader.load_ancestry(request.caller)
-    if request.host:
+    if request.from_host:
         require_host_caller(caller_ancestry[-1])
     target = resolve_target(loader, request.target, request.version)
     target_ancestry, terminal, interface = target.ancestry, target.terminal, target.interface
@@ -158,7 +158,7 @@ def _resolve(
 
     # bind: compile the caller's argv against the declared grammar
     binding = compile_binding(
-        interface, interface_id=request.target, argv=request.argv, stdin=request.stdin
+        interface, interface_id=request.target, argv=request.argv, stdin=request.sends_stdin
     )
     warnings = certification_warnings(
         caller_ancestry, target_ancestry, source_id, certification_status
@@ -169,7 +169,7 @@ def _resolve(
         target_module_id=target_module_id,
         interface_version=version,
         implementing_source_id=source_id,
-        script_interface=target.source_interface_id,
+        source_interface_id=target.source_interface_id,
         binding=binding,
         python_target=python_target(terminal, source, binding.entry),
         cwd=terminal.root,

@@ -149,8 +149,8 @@ def _nested_calls(route: Route, trace_id: str | None) -> NestedInvoke:
             target=call.interface,
             version=call.version,
             argv=projection_argv(call.positionals, call.options),
-            stdin=stdin is not None,
-            host=False,
+            sends_stdin=stdin is not None,
+            from_host=False,
             # No level means nothing is known of the route: the lowest ceiling (fail closed).
             max_level=_LOWEST_LEVEL if route.security_level is None else route.security_level,
         )
@@ -163,7 +163,7 @@ def _nested_calls(route: Route, trace_id: str | None) -> NestedInvoke:
 
 def _accepted_stdin(route: Route, stdin: bytes | None) -> bytes | None:
     """Stdin reaches the child only when the binding accepted it; otherwise it is empty."""
-    return stdin if route.binding.stdin else None
+    return stdin if route.binding.takes_stdin else None
 
 
 def dry_run_payload(route: Route) -> dict[str, object]:
@@ -198,9 +198,9 @@ def dry_run_payload(route: Route) -> dict[str, object]:
             "logical_package": target.logical_package,
             "process_entry": target.process_entry,
         },
-        "script_interface": route.script_interface,
+        "script_interface": route.source_interface_id,
         "security_level": route.security_level,
-        "stdin": route.binding.stdin,
+        "stdin": route.binding.takes_stdin,
         "target": route.target,
         "target_module_id": route.target_module_id,
         "terminal_module_id": route.target_module_id,

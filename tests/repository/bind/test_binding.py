@@ -176,8 +176,8 @@ def test_after_double_dash_every_token_is_positional() -> None:
 def test_stdin_needs_a_pattern_that_allows_it_but_is_never_required() -> None:
     refused(iface({}), stdin=True)
     allows = iface({"allow_stdin": True})
-    assert compile_(allows, stdin=True).stdin is True
-    assert compile_(allows).stdin is False
+    assert compile_(allows, stdin=True).takes_stdin is True
+    assert compile_(allows).takes_stdin is False
 
 
 @pytest.mark.parametrize(

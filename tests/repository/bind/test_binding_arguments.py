@@ -108,7 +108,7 @@ def test_explicit_schedule_compiles_as_observed(argv: list[str], command: list[s
     binding = compile_(SCHEDULE, *argv)
     assert list(binding.command) == command
     assert binding.pattern == ""
-    assert binding.stdin is False
+    assert binding.takes_stdin is False
     assert binding.entry == "Interface"
 
 
@@ -287,7 +287,7 @@ def test_a_secret_argument_bound_as_stdin_compiles_and_never_reaches_argv() -> N
     )
     binding = compile_(interface, "n", stdin=True)
     assert binding.command == ("n",)
-    assert binding.stdin is True
+    assert binding.takes_stdin is True
     assert refused(interface, "n").endswith("token requires --stdin")
 
 
@@ -307,8 +307,8 @@ def test_an_optional_stdin_argument_follows_the_request() -> None:
     interface = iface(
         {"body": arg()}, {"body": {"kind": "stdin", "encoding": "utf-8", "framing": "raw"}}
     )
-    assert compile_(interface).stdin is False
-    assert compile_(interface, stdin=True).stdin is True
+    assert compile_(interface).takes_stdin is False
+    assert compile_(interface, stdin=True).takes_stdin is True
 
 
 # --------------------------------------------------------------------------- #

@@ -126,7 +126,7 @@ def _compile(interface: object, argv: object, stdin: object) -> CompiledBinding:
 
         tokens, decision = compile_arguments(binding, interface, caller_argv, stdin)
     command = _checked_argv([*prefix, *tokens], "compiled command")
-    return CompiledBinding(command=command, pattern=pattern, stdin=decision, entry=entry)
+    return CompiledBinding(command=command, pattern=pattern, takes_stdin=decision, entry=entry)
 
 
 def _refuse_secret_flags(interface: Mapping[str, object], argv: tuple[str, ...]) -> None:

@@ -243,7 +243,7 @@ def _run_invocation(options: _Invocation) -> int:
         target=target,
         version=version,
         argv=options.args,
-        stdin=options.stdin,
+        sends_stdin=options.stdin,
     )
     # Not Repository.open: resolve() reads and validates the configuration for the
     # request anyway, so validating it first as well would read it twice.
