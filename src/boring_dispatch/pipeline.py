@@ -14,10 +14,18 @@ Refusals (handler never called): ``invalid_request``, ``unknown_tool``,
 ``denied`` (a tool built with ``confirm=True`` that the client did not
 confirm), ``invalid_arguments``. After the call: ``tool_error`` (the handler raised
 :class:`ToolError`; sensitive values scrubbed from its message),
-``internal_error`` (any other exception, ``SystemExit`` included, or a result that is not JSON: the
+``internal_error`` (any other exception, or a result that is not JSON: the
 traceback goes to the ``boring_dispatch`` logger under a fresh correlation
 id, scrubbed of sensitive values, never into the observation) and
 ``observation_too_large``.
+
+"Any other exception" means every ``BaseException``: ``SystemExit``,
+``KeyboardInterrupt``, ``GeneratorExit``, ``asyncio.CancelledError`` escaping
+a nested event loop and custom subclasses alike. A handler cannot tell the
+process that serves the table (an MCP server, replay) to stop, and nothing a
+handler raises reaches a caller unscrubbed. The price: a Ctrl-C that arrives
+while a handler runs on the main thread ends that one call as
+``internal_error`` instead of the program.
 """
 
 from __future__ import annotations
@@ -203,7 +211,7 @@ def _dispatch(
         observation = _stages(table, name, args, trail, confirmed)
     except TableError as error:
         observation = Observation.from_error(error)
-    except Exception as error:  # noqa: BLE001 - a fault of the dispatcher itself is never ok
+    except BaseException as error:  # noqa: BLE001 - a fault of the dispatcher itself is never ok
         # Also reached by an explicit model's validator raising something unexpected.
         observation = _internal_error(
             table.surface, _shown(name), error, _secrets_of(table, name, args)
@@ -281,9 +289,10 @@ def _call(
         secrets = sensitive_values(args, entry.schema.sensitive)
         message = scrub(str(error.message), secrets)[: table.limits.max_message_chars]
         return Observation.failure(ToolError.code, message)
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - every other exception
-        # SystemExit too: a handler calling sys.exit() must not end the process that serves
-        # the table (an MCP server). KeyboardInterrupt still propagates.
+    except BaseException as error:  # noqa: BLE001 - every other exception
+        # BaseException too: a handler's sys.exit(), KeyboardInterrupt, GeneratorExit or
+        # CancelledError must not end (or wedge) the process that serves the table, and its
+        # text must not reach stderr unscrubbed.
         return _internal_error(
             table.surface, name, error, sensitive_values(args, entry.schema.sensitive)
         )
