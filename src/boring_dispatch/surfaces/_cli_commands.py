@@ -27,11 +27,8 @@ def run(command: str, argv: Sequence[str]) -> int:
         "mcp": _mcp,
     }
     options = _parser(command).parse_args(list(argv))
-    here = str(Path.cwd())
-    if options.registry and "" not in sys.path and here not in sys.path:
-        # As `python -m` does: a registry module in the working directory is importable
-        # when the command runs from the installed `dispatcher` script too.
-        sys.path.insert(0, here)
+    # A registry module in the working directory is found by load_registry, which never
+    # puts the working directory on sys.path (a checkout must not shadow dependencies).
     try:
         return handlers[command](options)
     except DispatchError as error:
