@@ -62,6 +62,14 @@ def _parser(command: str) -> argparse.ArgumentParser:
             metavar="SECONDS",
             help="wall-clock limit of each gateway run (default 60)",
         )
+        parser.add_argument(
+            "--caller",
+            action="append",
+            dest="callers",
+            metavar="SKILL",
+            help="repository: a top-level skill this server may act for (repeatable; "
+            "default: any discoverable top-level skill the model names)",
+        )
     return parser
 
 
@@ -148,7 +156,12 @@ def _reason(error: OSError | UnicodeDecodeError) -> str:
 def _mcp(options: argparse.Namespace) -> int:
     from boring_dispatch.surfaces.mcp_server import serve
 
-    return serve(config=options.config, registry=options.registry, timeout_s=options.timeout)
+    return serve(
+        config=options.config,
+        registry=options.registry,
+        timeout_s=options.timeout,
+        callers=options.callers,
+    )
 
 
 def _seconds(text: str) -> float:
