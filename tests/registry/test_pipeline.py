@@ -308,13 +308,13 @@ def test_a_handler_calling_sys_exit_is_an_internal_error_not_an_exit() -> None:
     assert observation.to_dict()["error"]["code"] == "internal_error"  # type: ignore[index]
 
 
-def test_keyboard_interrupt_still_propagates() -> None:
+def test_keyboard_interrupt_from_a_handler_is_an_internal_error() -> None:
     def interrupt() -> dict[str, int]:
         raise KeyboardInterrupt
 
     table = Registry({"interrupt": Tool(interrupt, description="Raises KeyboardInterrupt.")})
-    with pytest.raises(KeyboardInterrupt):
-        table.dispatch("interrupt", {})
+    observation = table.dispatch("interrupt", {})
+    assert observation.to_dict()["error"]["code"] == "internal_error"  # type: ignore[index]
 
 
 def test_a_tool_that_needs_confirmation_is_denied_unless_the_client_confirms() -> None:

@@ -94,7 +94,7 @@ def test_stdin_text_asks_for_stdin() -> None:
         [],
         "x",
         _projection(extra=1),
-        {"caller": "a", "interface": "b.interface.c"},
+        {"caller": "a", "arguments": {}},
         _projection(caller=1),
         _projection(version=True),
         _projection(version=0),

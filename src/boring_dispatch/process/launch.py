@@ -62,6 +62,7 @@ from boring_dispatch.process._argv import (
     child_argv,
 )
 from boring_dispatch.process._broker import Broker, NestedCall, NestedInvoke
+from boring_dispatch.process._cancel import finished, spawn_unless_cancelled
 from boring_dispatch.process._command import RUNNER_MODULE
 from boring_dispatch.process._groups import end_group
 from boring_dispatch.process._pump import Pump, drain, pump
@@ -127,10 +128,11 @@ def _spawn(  # noqa: PLR0913 - keyword-only flags; every input is used once
     nested = _in_gateway()
     argv = child_argv(route, limits, broker_fd=broker.child_fd)
     run_as = limits.run_as_uid is not None
-    try:
+
+    def start() -> subprocess.Popen[bytes]:
         # Before every launch: the child must not reach this process through /proc.
         protect_dispatcher()
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             argv,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=out,
@@ -148,6 +150,9 @@ def _spawn(  # noqa: PLR0913 - keyword-only flags; every input is used once
             extra_groups=() if run_as else None,
             shell=False,
         )
+
+    try:
+        proc = spawn_unless_cancelled(trace_id, start)
     except (OSError, ValueError, ReachError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else "error"
         if isinstance(error, ReachError):
@@ -158,6 +163,13 @@ def _spawn(  # noqa: PLR0913 - keyword-only flags; every input is used once
             target_module_id=route.target_module_id,
             interface_id=route.target,
         ) from error
+    if proc is None:
+        raise LaunchFailed(
+            "the call was cancelled before its gateway started",
+            caller_module_id=route.caller_module_id,
+            target_module_id=route.target_module_id,
+            interface_id=route.target,
+        )
     broker.start()
     return proc
 
@@ -230,6 +242,7 @@ def run_streaming(
         finally:
             if proc.returncode is None:
                 end_group(proc)  # an exception (KeyboardInterrupt) left the wait
+            finished(trace_id, proc)
             if feeder is not None:
                 feeder.join(_FEEDER_JOIN_S)
         timer.status = _status(code)
@@ -360,6 +373,7 @@ def run_captured(
         finally:
             if proc.returncode is None:
                 end_group(proc)
+            finished(trace_id, proc)
             for pipe in (proc.stdin, proc.stdout, proc.stderr):
                 if pipe is not None:
                     with suppress(OSError):

@@ -15,17 +15,24 @@ Refusals (handler never called): ``invalid_request``, ``unknown_tool``,
 confirm), ``invalid_arguments`` (also a non-finite number anywhere in the
 validated arguments), and ``internal_error`` while an audit sink has failed
 its last record. After the call: ``tool_error`` (the handler raised
-:class:`ToolError`; a message that holds a sensitive value is replaced whole by
-a fixed text), ``internal_error`` (any other exception, ``SystemExit``
-included, or a result that is not JSON, such as a coroutine or a generator:
-the traceback goes to the ``boring_dispatch`` logger under a fresh correlation
-id, without the exceptions' text when it holds a sensitive value, never into
-the observation) and ``observation_too_large``.
+:class:`ToolError`; a message that holds a sensitive value is replaced whole
+by a fixed text), ``internal_error`` (any other exception, or a result that is
+not JSON, such as a coroutine or a generator: the traceback goes to the
+``boring_dispatch`` logger under a fresh correlation id, without the
+exceptions' text when it holds a sensitive value, never into the observation)
+and ``observation_too_large``.
 
 The handler gets its own deep copy of the validated arguments; the sinks get
 a JSON snapshot of the redacted arguments taken before the call; the
 observation holds the result's checked JSON, decoded afresh. None of the
 three shares an object with the others or with the caller.
+
+"Any other exception" means every ``BaseException``: ``SystemExit``,
+``KeyboardInterrupt``, ``GeneratorExit``, ``asyncio.CancelledError`` escaping
+a nested event loop and custom subclasses alike. A handler cannot tell the
+process that serves the table (an MCP server, replay) to stop. The price: a
+Ctrl-C that arrives while a handler runs on the main thread ends that one
+call as ``internal_error`` instead of the program.
 """
 
 from __future__ import annotations
@@ -238,7 +245,7 @@ def _dispatch(
         observation = _stages(table, name, args, trail, confirmed)
     except TableError as error:
         observation = Observation.from_error(error)
-    except Exception as error:  # noqa: BLE001 - a fault of the dispatcher itself is never ok
+    except BaseException as error:  # noqa: BLE001 - a fault of the dispatcher itself is never ok
         # Also reached by an explicit model's validator raising something unexpected.
         observation = _internal_error(
             table.surface, _shown(name), error, _secrets_of(table, name, args)
@@ -340,9 +347,10 @@ def _call(
         result = entry.handler(**kwargs)
     except ToolError as error:
         return _tool_error(table, name, str(error.message), secrets)
-    except (Exception, SystemExit) as error:  # noqa: BLE001 - every other exception
-        # SystemExit too: a handler calling sys.exit() must not end the process that serves
-        # the table (an MCP server). KeyboardInterrupt still propagates.
+    except BaseException as error:  # noqa: BLE001 - every other exception
+        # BaseException too: a handler's sys.exit(), KeyboardInterrupt, GeneratorExit or
+        # CancelledError must not end (or wedge) the process that serves the table, and its
+        # text must not reach stderr unredacted.
         return _internal_error(table.surface, name, error, secrets)
     if guards.deferred(result):
         # Backstop of the build-time check: a coroutine is closed, never awaited.

@@ -5,12 +5,27 @@ path: a tool name never reaches this module. Even so, the spec is checked
 against a strict pattern before anything is imported, and the attribute is
 read from the module's own namespace (no ``getattr``, so no module
 ``__getattr__`` hook runs).
+
+The working directory is never put on ``sys.path``. The module is imported
+from ``sys.path`` as it stands (installed packages first); only when its
+top-level package is not found there, that one top-level name is looked up
+in the working directory, then in the ``PYTHONPATH`` entries (which the
+dispatcher's isolated interpreter does not read, see ``boring_dispatch._entry``),
+and loaded from its spec, and its submodules are
+found through the package's own ``__path__``. So a checkout's ``pydantic/``,
+``anyio/``, ``mcp/``, ``yaml/`` or ``json.py`` never shadows a dependency:
+nothing else is ever imported from the working directory.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from importlib import import_module
+from importlib.machinery import PathFinder
+from importlib.util import find_spec, module_from_spec
+from pathlib import Path
 from types import ModuleType
 from typing import Final
 
@@ -27,8 +42,9 @@ _MAX_SPEC: Final = 256
 def load_registry(spec: str) -> Registry:
     """Import ``pkg.module`` and return its module-level ``Registry`` named ``NAME``.
 
-    The module must be importable from ``sys.path`` as it stands (the caller
-    decides whether the working directory belongs there).
+    The module comes from ``sys.path`` as it stands or, when its top-level
+    package is not there, from the working directory (that one package only;
+    see the module docstring).
 
     Raises:
         RegistryInvalid: the spec does not match ``pkg.module:NAME`` (ASCII
@@ -58,4 +74,28 @@ def load_registry(spec: str) -> Registry:
 
 
 def _import(module_name: str) -> ModuleType:
-    return import_module(module_name)  # allowed: operator-supplied registry spec, never a tool name
+    # allowed: the operator's registry spec (checked against _SPEC), never a tool name
+    top = module_name.partition(".")[0]
+    if top not in sys.modules and find_spec(top) is None:
+        _load_from_operator_paths(top)
+    return import_module(module_name)
+
+
+def _load_from_operator_paths(top: str) -> None:
+    """Load the top-level package (or module) ``top`` from the working directory or PYTHONPATH.
+
+    Nothing is added to ``sys.path``; when none of them has ``top``, nothing
+    happens and the import that follows reports it.
+    """
+    extra = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    spec = PathFinder.find_spec(top, [str(Path.cwd()), *extra])
+    if spec is None:
+        return
+    module = module_from_spec(spec)
+    sys.modules[top] = module
+    try:
+        if spec.loader is not None:  # None: a namespace package, nothing to run
+            spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(top, None)
+        raise

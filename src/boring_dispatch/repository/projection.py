@@ -46,7 +46,7 @@ __all__ = ["Projection", "parse_argv_form", "parse_projection", "projection_argv
 _FLAG: Final = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9-]*", re.ASCII)
 _BARE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*", re.ASCII)
 _PROJECTION_KEYS: Final = frozenset({"caller", "interface", "version", "arguments", "dry_run"})
-_REQUIRED_KEYS: Final = frozenset({"caller", "interface", "arguments"})
+_REQUIRED_KEYS: Final = frozenset({"caller", "interface"})
 _ARGUMENT_KEYS: Final = frozenset({"positionals", "options", "stdin"})
 _ARGV_FORM_KEYS: Final = frozenset({"caller", "interface", "version", "argv", "stdin"})
 _ARGV_FORM_REQUIRED: Final = frozenset({"caller", "interface", "argv"})
@@ -92,6 +92,8 @@ def parse_projection(value: object, *, host: bool = True, tier: int | None = Non
     """Validate a projection object strictly and turn it into a request.
 
     Unknown keys, missing keys and wrong types are refused; nothing is coerced.
+    A missing ``arguments`` (or a member of it) means none: no positionals,
+    no options, no stdin.
 
     Raises:
         InvalidRouteRequest: the object does not have the projection's shape.
@@ -101,7 +103,7 @@ def parse_projection(value: object, *, host: bool = True, tier: int | None = Non
     dry_run = fields.get("dry_run", False)
     if type(dry_run) is not bool:
         raise InvalidRouteRequest("dry_run must be a boolean")
-    arguments = fields["arguments"]
+    arguments = fields.get("arguments", {})
     if not isinstance(arguments, Mapping) or not set(arguments) <= _ARGUMENT_KEYS:
         raise InvalidRouteRequest("arguments must be an object of positionals, options, stdin")
     positionals = arguments.get("positionals", [])

@@ -465,7 +465,6 @@ _HUGE_TOKEN: Final = "a" * (64 * 1024 + 1)
 _MALFORMED: Final = [
     pytest.param(_without("caller"), id="missing-caller"),
     pytest.param(_without("interface"), id="missing-interface"),
-    pytest.param(_without("arguments"), id="missing-arguments"),
     pytest.param(_with(("caller",), 7), id="caller-not-a-string"),
     pytest.param(_with(("version",), "1"), id="version-a-string"),
     pytest.param(_with(("version",), value=True), id="version-a-boolean"),

@@ -31,29 +31,11 @@ def run(command: str, argv: Sequence[str]) -> int:
         "mcp": _mcp,
     }
     options = _parser(command).parse_args(list(argv))
-    if options.registry:
-        _add_registry_paths()
     try:
         return handlers[command](options)
     except DispatchError as error:
         report_error(error, getattr(options, "error_format", "text"), sys.stderr)
         return error.exit_code
-
-
-def _add_registry_paths() -> None:
-    """Make the operator's registry module importable without letting it shadow anything.
-
-    The working directory and the ``PYTHONPATH`` entries (which the dispatcher's
-    isolated interpreter ignores, see ``boring_dispatch._entry``) are appended
-    after the standard library and site-packages: they can add the module that
-    ``--registry`` names, never replace ``json``, ``yaml`` or ``pydantic``.
-    """
-    import os
-
-    extra = [str(Path.cwd()), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
-    for entry in extra:
-        if entry and entry not in sys.path:
-            sys.path.append(entry)
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
@@ -86,6 +68,14 @@ def _parser(command: str) -> argparse.ArgumentParser:
             "--run-as",
             metavar="USER[:GROUP]",
             help="run every gateway as this user (repository tables; needs root)",
+        )
+        parser.add_argument(
+            "--caller",
+            action="append",
+            dest="callers",
+            metavar="SKILL",
+            help="repository: a top-level skill this server may act for (repeatable; "
+            "default: any discoverable top-level skill the model names)",
         )
     return parser
 
@@ -203,6 +193,7 @@ def _mcp(options: argparse.Namespace) -> int:
         registry=options.registry,
         timeout_s=options.timeout,
         run_as=options.run_as,
+        callers=options.callers,
     )
 
 

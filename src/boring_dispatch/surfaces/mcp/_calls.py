@@ -1,9 +1,12 @@
 """What one MCP tool call does, for either table (no SDK import; runs in a worker thread).
 
 Repository tools: size checks, the strict projection (host caller, tool tier),
-then resolve (tier gate, authorize, bind) and, unless it is a dry run, the
-captured launch. Every refusal is a :class:`~boring_dispatch.errors.RouteError`
-turned into a structured result; any other exception becomes
+the server's caller binding (``--caller``), then resolve (tier gate, authorize,
+bind) and, unless it is a dry run, the captured launch. :meth:`RepositoryCalls.prepare`
+does everything up to the launch and returns a :class:`Launch` for the server to
+run once it holds a slot. Every refusal is a :class:`~boring_dispatch.errors.RouteError`
+turned into a structured result; any other exception (``BaseException``: this
+runs in worker threads, where no signal arrives) becomes
 ``dispatcher.internal_error`` without its text. Nothing here raises.
 
 Spans (non-dry calls only): ``mcp.tool_call`` for the whole call and
@@ -16,12 +19,18 @@ never the caller's raw strings, and a span's status is a code, never text.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from boring_dispatch._limits import MAX_TOKEN_BYTES
-from boring_dispatch.errors import InternalFailure, InvalidRouteRequest, RouteError
+from boring_dispatch.errors import (
+    HostCallerInvalid,
+    InternalFailure,
+    InvalidRouteRequest,
+    RouteError,
+    RuntimeMisconfigured,
+)
 from boring_dispatch.observe.trace import Span, write_span
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
 from boring_dispatch.repository.projection import parse_projection
@@ -42,8 +51,10 @@ __all__ = [
     "MAX_NESTING",
     "MAX_PROJECTION_BYTES",
     "MAX_TOKEN_BYTES",
+    "Launch",
     "RepositoryCalls",
     "TableCalls",
+    "bound_callers",
 ]
 
 #: The projection without its stdin: the UTF-8 bytes of its strings (keys included).
@@ -101,16 +112,37 @@ def _log_internal_error(error: BaseException) -> str:
 
 
 class RepositoryCalls:
-    """The three tier tools over one repository."""
+    """The three tier tools over one repository.
 
-    __slots__ = ("_limits", "_repository")
+    ``callers``, when given, are the only projection callers this server may
+    act for (``dispatcher mcp --caller``): any other caller is refused with
+    ``dispatcher.host_caller_invalid`` before anything is resolved.
+    """
 
-    def __init__(self, repository: Repository, limits: ExecLimits | None = None) -> None:
+    __slots__ = ("_callers", "_limits", "_repository")
+
+    def __init__(
+        self,
+        repository: Repository,
+        limits: ExecLimits | None = None,
+        *,
+        callers: frozenset[str] | None = None,
+    ) -> None:
         self._repository = repository
         self._limits = limits or ExecLimits()
+        self._callers = callers
 
     def call(self, name: str, arguments: object, *, trace_id: str) -> ToolOutcome:
         """Run one tool call; a dry run's result and spans carry no trace id."""
+        step = self.prepare(name, arguments, trace_id=trace_id)
+        return step if isinstance(step, ToolOutcome) else step.run()
+
+    def prepare(self, name: str, arguments: object, *, trace_id: str) -> ToolOutcome | Launch:
+        """Everything before the launch: the result of a dry run or a refusal, or the launch.
+
+        Only a :class:`Launch` needs one of the server's call slots; the rest
+        (parsing, resolving, dry runs, refusals) never waits for one.
+        """
         clock = _Clock()
         traced: str | None = trace_id
         route: Route | None = None
@@ -119,6 +151,7 @@ class RepositoryCalls:
             tier = _tier(name)
             _check_shape(arguments)
             projection = parse_projection(arguments, host=True, tier=tier)
+            self._check_caller(projection.request.caller)
             request = projection.request
             if projection.dry_run:
                 traced = None
@@ -126,19 +159,19 @@ class RepositoryCalls:
                 return dry_run_outcome(route, dry_run_payload(route))
             stdin = _stdin_bytes(projection.stdin_text, self._limits.max_stdin_bytes, request)
             route = self._resolve(projection.request, trace_id)
-            run = self._launch(route, stdin, trace_id)
         except RouteError as error:
             clock.span("mcp.tool_call", traced, error.code, route)
             return error_outcome(error, request=request, trace_id=traced, route=route)
-        except Exception as error:  # noqa: BLE001 - a bad call never ends the server
-            correlation_id = _log_internal_error(error)
-            clock.span("mcp.tool_call", traced, InternalFailure.code, route)
-            failure = InternalFailure(
-                f"internal error in the dispatcher (correlation id {correlation_id})"
+        except BaseException as error:  # noqa: BLE001 - a worker thread: never a signal
+            return _internal_outcome(error, clock, traced, route, request)
+        return Launch(self, route, stdin, trace_id, clock)
+
+    def _check_caller(self, caller: str) -> None:
+        """Refuse a caller this server is not bound to act for (exact string match)."""
+        if self._callers is not None and not (type(caller) is str and caller in self._callers):
+            raise HostCallerInvalid(
+                "this server does not act for that caller (see dispatcher mcp --caller)"
             )
-            return error_outcome(failure, request=request, trace_id=traced, route=route)
-        clock.span("mcp.tool_call", trace_id, _run_status(run), route)
-        return execution_outcome(route, run, trace_id)
 
     def _resolve(self, request: RouteRequest, trace_id: str) -> Route:
         clock = _Clock()
@@ -156,6 +189,71 @@ class RepositoryCalls:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """A resolved, authorized call whose gateway is still to be launched (takes a slot)."""
+
+    calls: RepositoryCalls
+    route: Route
+    stdin: bytes | None
+    trace_id: str
+    clock: _Clock
+
+    def run(self) -> ToolOutcome:
+        """Launch the gateway and wait for it; a refusal at launch keeps the route."""
+        route, clock, trace_id = self.route, self.clock, self.trace_id
+        try:
+            run = self.calls._launch(route, self.stdin, trace_id)  # noqa: SLF001 - its own owner
+        except RouteError as error:
+            clock.span("mcp.tool_call", trace_id, error.code, route)
+            return error_outcome(error, request=None, trace_id=trace_id, route=route)
+        except BaseException as error:  # noqa: BLE001 - a worker thread: never a signal
+            return _internal_outcome(error, clock, trace_id, route, None)
+        clock.span("mcp.tool_call", trace_id, _run_status(run), route)
+        return execution_outcome(route, run, trace_id)
+
+
+def _internal_outcome(
+    error: BaseException,
+    clock: _Clock,
+    traced: str | None,
+    route: Route | None,
+    request: RouteRequest | None,
+) -> ToolOutcome:
+    """A dispatcher bug as ``dispatcher.internal_error``: logged by id, never its text."""
+    correlation_id = _log_internal_error(error)
+    clock.span("mcp.tool_call", traced, InternalFailure.code, route)
+    failure = InternalFailure(f"internal error in the dispatcher (correlation id {correlation_id})")
+    return error_outcome(failure, request=request, trace_id=traced, route=route)
+
+
+def bound_callers(repository: Repository, callers: Iterable[str]) -> frozenset[str]:
+    """Check the operator's ``--caller`` values: each a discoverable top-level skill.
+
+    Raises:
+        RuntimeMisconfigured: a value is not the ID of a discoverable
+            top-level skill of ``repository`` (as it is on disk now; every
+            call is checked again when it is resolved).
+    """
+    from boring_dispatch.repository.load.config import load_config
+    from boring_dispatch.repository.load.exports import require_host_caller
+    from boring_dispatch.repository.load.lookup import ModuleLoader
+
+    bound = frozenset(callers)
+    for caller in sorted(bound):
+        try:
+            if "." in caller:
+                raise HostCallerInvalid("not a top-level module")
+            ancestry = ModuleLoader(load_config(repository.config_path)).load_ancestry(caller)
+            require_host_caller(ancestry[-1])
+        except RouteError as error:
+            raise RuntimeMisconfigured(
+                f"--caller {caller[:80]!r} is not a discoverable top-level skill "
+                f"of the repository ({error.code})"
+            ) from None
+    return bound
+
+
 class TableCalls:
     """The tools of one Python table, each call through ``Registry.dispatch``."""
 
@@ -170,7 +268,7 @@ class TableCalls:
 
     def call(self, name: str, arguments: Mapping[str, object] | None) -> ToolOutcome:
         """Dispatch one call; unknown names and bad arguments are observations too."""
-        observation = self._registry.dispatch(name, arguments)
+        observation = self._registry.dispatch(name, arguments)  # never raises
         tool = self._registry.tools.get(name)
         # An unknown tool has no audience bit: its refusal stays in the structured result.
         audience = "machine" if tool is None else tool.audience

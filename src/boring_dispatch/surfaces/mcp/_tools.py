@@ -38,6 +38,7 @@ Arguments (the projection):
 - caller: the top-level skill you act for (a discoverable skill ID, e.g. "daily-plan").
 - interface: the export ID "<module>.interface.<name>" (no @version).
 - version: the interface version from its block (null: whatever the source declares).
+- arguments: may be left out, and so may each of its members (then: none of them).
 - arguments.positionals: strings, in order.
 - arguments.options: {{flag: value}} compiled to argv: a key is a flag ("--date", "-D") \
 or a bare name that gets "--" ("date"); a string or integer emits the flag and the value; \
@@ -76,7 +77,7 @@ _STRING_OR_INT: Final[Mapping[str, object]] = {"type": ["string", "integer"]}
 INPUT_SCHEMA: Final[Mapping[str, object]] = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["caller", "interface", "arguments"],
+    "required": ["caller", "interface"],
     "properties": {
         "caller": {"type": "string", "description": "Top-level skill ID you act for."},
         "interface": {"type": "string", "description": "Export ID <module>.interface.<name>."},

@@ -7,10 +7,13 @@ complete ``CallToolResult`` (text content, ``structuredContent`` and
 ``isError``) built by :mod:`._mcp_results`, and the SDK validates nothing
 against our schemas (the dispatcher validates every call itself).
 
-Calls run in worker threads (at most :data:`MAX_CONCURRENT_CALLS` at once).
-When a call is cancelled, its gateways are ended; when the session ends
-(stdin closes, ``SIGTERM``/``SIGHUP``, or the server returns), every gateway
-still running is ended (see :mod:`._mcp_children`).
+Calls run in worker threads. Only work that runs a gateway or a table
+handler takes one of :data:`MAX_CONCURRENT_CALLS` slots, and holds it until
+that work has really ended (a cancelled call included); parsing, resolving,
+dry runs and refusals never wait for a slot. When a call is cancelled, its
+gateways are ended, and a gateway it has not spawned yet never is; when the
+session ends (stdin closes, ``SIGTERM``/``SIGHUP``, or the server returns),
+every gateway still running is ended (see :mod:`._mcp_children`).
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from __future__ import annotations
 import functools
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import IO, TYPE_CHECKING, Any, Final, cast
+from typing import IO, TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.observe.trace import new_trace_id
+from boring_dispatch.process._cancel import cancel as cancel_launches
+from boring_dispatch.process._cancel import forget as forget_cancelled
 from boring_dispatch.surfaces.mcp._children import end_descendant_groups
 from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
@@ -36,8 +41,9 @@ if TYPE_CHECKING:
 __all__ = ["MAX_CONCURRENT_CALLS", "SERVER_NAME", "serve"]
 
 SERVER_NAME: Final = "boring-dispatch"
-#: Tool calls running at the same time; more wait for a free slot.
+#: Gateways (or table handlers) running at the same time; more wait for a free slot.
 MAX_CONCURRENT_CALLS: Final = 8
+_T = TypeVar("_T")
 
 _REPOSITORY_INSTRUCTIONS: Final = (
     "Call an exported interface through the tool whose suffix equals the interface's "
@@ -53,6 +59,7 @@ def serve(
     registry: str | None,
     timeout_s: float | None = None,
     run_as: str | None = None,
+    callers: Sequence[str] | None = None,
 ) -> int:
     """Serve one table over MCP on stdin/stdout until the client goes away.
 
@@ -61,7 +68,9 @@ def serve(
     the session starts, so a bad one fails with a CLI error instead of an
     MCP session that cannot work. ``timeout_s`` (each gateway run's wall-clock
     limit) and ``run_as`` (``USER[:GROUP]`` every gateway runs as) apply to a
-    repository only.
+    repository only. ``callers`` (repository only) binds the server to the
+    top-level skills it may act for; without it, any discoverable top-level
+    skill a model names is accepted.
 
     Returns:
         0 when the session ended.
@@ -69,11 +78,12 @@ def serve(
     Raises:
         RuntimeMisconfigured: neither or both tables were named, the
             repository configuration is invalid, the timeout is not a number of
-            seconds in (0, 604800], or ``run_as`` names no user or group or
-            is given with a registry.
+            seconds in (0, 604800], ``run_as`` names no user or group or is
+            given with a registry, a ``callers`` entry is not a discoverable
+            top-level skill, or ``callers`` came with a registry.
         RegistryInvalid: the registry spec cannot be loaded.
     """
-    from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls
+    from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls, bound_callers
 
     backend: RepositoryCalls | TableCalls
     if config is not None and registry is None:
@@ -87,7 +97,11 @@ def serve(
         problem = limits_problem(limits)
         if problem is not None:
             raise RuntimeMisconfigured(f"execution limits are out of range: {problem}")
-        backend = RepositoryCalls(Repository.open(config), limits)
+        repository = Repository.open(config)
+        bound = None if callers is None else bound_callers(repository, callers)
+        backend = RepositoryCalls(repository, limits, callers=bound)
+    elif callers is not None:
+        raise RuntimeMisconfigured("--caller binds a repository server (--config) only")
     elif registry is not None and config is None:
         from boring_dispatch.registry.spec import load_registry
 
@@ -143,7 +157,8 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
 
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
 
-    limiter = anyio.CapacityLimiter(MAX_CONCURRENT_CALLS)
+    # Launches (and table calls) hold a slot until their work has really ended.
+    slots = anyio.CapacityLimiter(MAX_CONCURRENT_CALLS)
     tools = _listed_tools(backend)
     listing = types.ListToolsResult(tools=tools)
 
@@ -153,20 +168,25 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
     async def call_tool(
         _ctx: object, params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
-        run: Callable[[], ToolOutcome]
+        outcome: ToolOutcome
         if isinstance(backend, RepositoryCalls):
             trace_id = new_trace_id()
-            run = functools.partial(backend.call, params.name, params.arguments, trace_id=trace_id)
+            try:
+                prepare = functools.partial(
+                    backend.prepare, params.name, params.arguments, trace_id=trace_id
+                )
+                step = await _in_thread_to_the_end(prepare, trace_id)
+                if isinstance(step, ToolOutcome):
+                    outcome = step
+                else:
+                    async with slots:
+                        outcome = await _in_thread_to_the_end(step.run, trace_id)
+            finally:
+                forget_cancelled(trace_id)
         else:
-            trace_id = None
-            run = functools.partial(backend.call, params.name, params.arguments)
-        try:
-            # abandon_on_cancel: a cancelled call returns at once; its gateways are ended below
-            outcome = await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter)
-        except anyio.get_cancelled_exc_class():
-            if trace_id is not None:
-                end_descendant_groups(trace_id)
-            raise
+            async with slots:
+                run = functools.partial(backend.call, params.name, params.arguments)
+                outcome = await _in_thread_to_the_end(run, None)
         return _call_tool_result(outcome)
 
     server = Server(
@@ -180,6 +200,41 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
     # exception text; our own spans (observe.trace) are the only tracing.
     server.middleware = []
     return server
+
+
+async def _in_thread_to_the_end(work: Callable[[], _T], trace_id: str | None) -> _T:
+    """Run ``work`` in a worker thread and return only once it has ended, even when cancelled.
+
+    A cancel (the client's ``notifications/cancelled``, an SDK timeout, the
+    session ending) ends the call's gateways, including any it has not
+    spawned yet (see :mod:`boring_dispatch.process._cancel`), then waits for
+    the thread, so a slot held around this is freed only when the work is
+    really over. A Python-table handler cannot be stopped: its slot stays
+    taken until it returns. The cancellation is re-raised after the wait.
+    ``work`` never raises (every call turns its exceptions into results).
+    """
+    import anyio
+
+    results: list[_T] = []
+    done = anyio.Event()
+
+    async def worker() -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                results.append(await anyio.to_thread.run_sync(work))
+            finally:
+                done.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(worker)
+        try:
+            await done.wait()
+        except anyio.get_cancelled_exc_class():
+            if trace_id is not None:
+                cancel_launches(trace_id)
+                end_descendant_groups(trace_id)
+            raise
+    return results[0]
 
 
 def _listed_tools(backend: RepositoryCalls | TableCalls) -> list[mcp_types.Tool]:
