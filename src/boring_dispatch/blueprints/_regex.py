@@ -182,5 +182,5 @@ def _re2(text: str) -> _Program:
     try:
         program: _Program = re2.compile(text.encode("utf-8"), options)
     except re2.error:
-        raise PatternRefusedError("pattern is too large for the linear-time matcher") from None
+        raise PatternRefusedError("pattern is refused by the linear-time matcher") from None
     return program

@@ -110,10 +110,14 @@ class _Writer:
         self.saw_dollar = False
 
     def sequence(self, items: Sequence[tuple[object, object]], flags: int, *, tail: bool) -> str:
-        out: list[str] = []
-        for index, (op, av) in enumerate(items):
-            rest_silent = not any(_consumes(item) for item in items[index + 1 :])
-            out.append(self.node(op, av, flags, tail=tail and rest_silent))
+        # silent[i]: nothing after item i can consume a character (one pass from the end).
+        silent = [True] * len(items)
+        for index in range(len(items) - 2, -1, -1):
+            silent[index] = silent[index + 1] and not _consumes(items[index + 1])
+        out = [
+            self.node(op, av, flags, tail=tail and silent[index])
+            for index, (op, av) in enumerate(items)
+        ]
         return "".join(out)
 
     def node(self, op: object, av: object, flags: int, *, tail: bool) -> str:  # noqa: C901, PLR0911
