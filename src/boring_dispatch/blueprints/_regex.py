@@ -20,7 +20,7 @@ backtracking is sound for all of them, so blueprint patterns never run on
   :data:`MAX_POSITIONS` positions once counted repetitions are multiplied out,
   and at most :data:`MAX_WEIGHT` code point ranges over those positions (what
   RE2's compile time grows with). Within both, any accepted pattern matches a
-  4096-character text in a few milliseconds (measured worst case under 10 ms;
+  4096-character text in a few milliseconds (measured worst case about 10 ms;
   the tests hold every generated hostile pattern under 50 ms of CPU time).
 * **The authoring lint** (``_regex_lint``) still refuses shapes that backtrack
   badly under ``re``, since the same blueprints run on upstream's ``re``; it is
