@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from boring_dispatch.blueprints import _regex_re2
 from boring_dispatch.blueprints._regex import (
-    MAX_POSITIONS,
+    MAX_LIVE,
     MAX_SUBJECT_LENGTH,
     MAX_WEIGHT,
     BoundedPattern,
@@ -267,12 +267,16 @@ def test_generated_hostile_patterns_through_compile_pattern_are_refused_or_bound
 @pytest.mark.parametrize(
     "regex",
     [
-        f"(?:.?){{{MAX_POSITIONS - 1}}}x",
-        f".*.{{{MAX_POSITIONS - 2}}}x",
-        rf".*\w.{{{MAX_POSITIONS - 3}}}x",
-        rf".*\d.{{{MAX_POSITIONS - 3}}}x",
-        rf"(?:\d?){{{MAX_WEIGHT // 62}}}x",
-        f"(?:.?){{{MAX_POSITIONS // 2}}}(?:.?){{{MAX_POSITIONS // 2}}}",
+        f"(?:.?){{{MAX_LIVE - 1}}}x",
+        f".*.{{{MAX_LIVE - 2}}}x",
+        rf".*\w.{{{MAX_LIVE - 3}}}x",
+        rf".*\d.{{{MAX_LIVE - 3}}}x",
+        rf"(?:\d?){{{MAX_WEIGHT // 64}}}x",
+        r"^https?://[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?(/[!-~]{0,2000})?\Z",  # examples/ web
+        "[a-z]{0,1000}[0-9]{0,1000}[A-Z]{0,1000}",
+        "x{0,2500}y",
+        "(?:a?){150}(?:b?){150}",
+        f"(?:.?){{{MAX_LIVE // 2}}}(?:.?){{{MAX_LIVE // 2}}}",
         "a{0,100}b{0,100}c{0,100}",
         r"^\w{1,11}$",
         r"^(?:[\w.-]+@)+[\w-]+\.\w+$",
@@ -287,14 +291,14 @@ def test_patterns_at_the_budgets_edge_are_accepted_and_bounded(regex: str) -> No
 @pytest.mark.parametrize(
     ("regex", "reason"),
     [
-        (f"(?:.?){{{MAX_POSITIONS + 1}}}", "positions"),
-        ("(?:a?){200}(?:b?){200}", "positions"),
+        (f"(?:.?){{{MAX_LIVE + 1}}}", "positions"),
+        ("(?:a?){200}(?:a?){200}", "positions"),
         ("(a?)" * 301, "positions"),
         (r"\w{12}", "too large"),
         (r"^[\w.-]{1,64}$", "too large"),
         (r"(?:\w|\s|\d){25}", "too large"),
-        ("a{1001}", "over 1000"),
-        ("(?:a{100}){20}", "positions"),
+        ("a{8193}", "repetition count over 8192"),
+        ("(?:a{100}){20}", "linear-time matcher"),  # RE2: nested counts multiply past 1000
     ],
 )
 def test_patterns_over_the_budget_are_refused(regex: str, reason: str) -> None:
@@ -459,6 +463,16 @@ def test_generated_patterns_answer_as_re_does(regex: str, subjects: list[str]) -
 
 
 @pytest.mark.parametrize(
+    "regex", ["x{0,2500}", "x{1500,2500}", "x{1000}", "x{1001}", "x{2001,}", "(?:xy?){999,1001}"]
+)
+def test_counts_over_re2s_1000_are_split_exactly(regex: str) -> None:
+    compiled = compile_bounded(regex)
+    for count in (0, 1, 998, 999, 1000, 1001, 1002, 1499, 1500, 2000, 2001, 2500, 2501, 4096):
+        agree(regex, compiled, "x" * count)
+        agree(regex, compiled, "xy" * (count // 2))
+
+
+@pytest.mark.parametrize(
     ("regex", "subject", "matched", "full"),
     [
         (r"\d", "\u0660", True, True),  # RE2's own \d is ASCII
@@ -543,7 +557,7 @@ def test_classes_answer_as_re_does_on_any_code_point(regex: str, char: str) -> N
         (r"x\B", r"\\b or \\B"),
         ("^a$b", r"'\$' before more pattern"),
         ("(?:a$)+", r"'\$' before more pattern"),
-        ("a{1001}", "over 1000"),
+        ("a{8193}", "repetition count over 8192"),
         ("(?:a?){301}", "positions"),
     ],
 )
@@ -669,7 +683,7 @@ def test_an_mcp_dry_run_with_the_findings_pattern_is_answered(
 
 def test_a_refused_pattern_writes_nothing_to_stderr(capfd: pytest.CaptureFixture[str]) -> None:
     """RE2 logs its errors to file descriptor 2 unless told not to: the dispatcher never does."""
-    for regex in ("(?:a{1000}){1000}", r"(?:\w?){300}", "a{1001}"):
+    for regex in ("(?:a{100}){100}", r"(?:\w?){300}", "a{9000}"):
         with pytest.raises(PatternRefusedError):
             compile_bounded(regex)
     captured = capfd.readouterr()

@@ -16,12 +16,14 @@ backtracking is sound for all of them, so blueprint patterns never run on
   whose time is linear in the text. Patterns without an exact translation
   (backreferences, lookarounds, case-insensitive mode, ...) are refused.
 * **A size budget.** RE2's time per character grows with how many pattern
-  positions are live at once, so a pattern may have at most
-  :data:`MAX_POSITIONS` positions once counted repetitions are multiplied out,
-  and at most :data:`MAX_WEIGHT` code point ranges over those positions (what
-  RE2's compile time grows with). Within both, any accepted pattern matches a
-  4096-character text in a few milliseconds (measured worst case about 10 ms;
-  the tests hold every generated hostile pattern under 50 ms of CPU time).
+  positions can be live at once, so a pattern may have at most
+  :data:`MAX_LIVE` of them (an upper bound computed from the parse tree by
+  ``_regex_budget``: ``(a?){31}a{31}`` has 62, ``[a-z]{0,2000}`` one), and at
+  most :data:`MAX_WEIGHT` code point ranges over all its positions once counted
+  repetitions are multiplied out (what RE2's compile time grows with). Within
+  both, any accepted pattern matches a 4096-character text in a few
+  milliseconds (measured worst case about 10 ms; the tests hold every generated
+  hostile pattern under 50 ms of CPU time).
 * **The authoring lint** (``_regex_lint``) still refuses shapes that backtrack
   badly under ``re``, since the same blueprints run on upstream's ``re``; it is
   no longer what bounds the dispatcher's time.
@@ -39,8 +41,8 @@ from typing import Final, Literal, Protocol
 from boring_dispatch.blueprints._regex_lint import PatternRefusedError, lint
 
 __all__ = [
+    "MAX_LIVE",
     "MAX_PATTERN_LENGTH",
-    "MAX_POSITIONS",
     "MAX_SUBJECT_LENGTH",
     "MAX_WEIGHT",
     "BoundedPattern",
@@ -53,8 +55,8 @@ __all__ = [
 MAX_PATTERN_LENGTH: Final = 1024
 #: Longest text matched against any pattern (upstream's cap for flag values).
 MAX_SUBJECT_LENGTH: Final = 4096
-#: Most character positions in a pattern, counted repetitions multiplied out.
-MAX_POSITIONS: Final = 300
+#: Most pattern positions that can match at once (``_regex_budget``): RE2's work per character.
+MAX_LIVE: Final = 300
 #: Most code point ranges summed over those positions (Unicode ``\\w`` is 734, so
 #: ``\\w{11}`` fits): RE2's compile time grows with it (about 25 ms at the cap).
 MAX_WEIGHT: Final = 8192
@@ -154,15 +156,16 @@ def compile_bounded(text: str) -> BoundedPattern:
     """
     from boring_dispatch.blueprints._regex_re2 import translate
 
-    translation = translate(text)
-    if translation.positions > MAX_POSITIONS:
-        raise PatternRefusedError(
-            f"pattern has more than {MAX_POSITIONS} positions once repetitions are counted"
-        )
+    translation = translate(text, MAX_WEIGHT)
     if translation.weight > MAX_WEIGHT:
         raise PatternRefusedError(
-            "pattern's character classes are too large once repetitions are counted"
+            "pattern is too large once repetitions are counted"
             " (Unicode \\w is 734 ranges: write [A-Za-z0-9_] or use (?a))"
+        )
+    if translation.live > MAX_LIVE:
+        raise PatternRefusedError(
+            f"pattern can have more than {MAX_LIVE} positions matching at once"
+            " (ambiguous or nested repetitions)"
         )
     end = _re2(translation.end)
     newline = None

@@ -23,7 +23,8 @@ Refused, because RE2 has no equivalent (or Python's differs from RE2's):
 backreferences, conditionals, lookarounds, atomic groups and possessive
 quantifiers, ``\\b``/``\\B`` outside ``(?a)`` (Unicode word boundaries),
 case-insensitive matching (Python's folding of ``i`` takes in U+0130 and U+0131,
-RE2's does not), a ``$`` followed by more pattern, and repetition counts over 1000.
+RE2's does not), and a ``$`` followed by more pattern. Counts over RE2's 1000
+are split exactly (``_counted``); counts over the size limit are refused.
 
 Text with lone surrogates (from ``surrogateescape`` argv) is encoded with
 ``surrogatepass``; RE2 then treats each surrogate as the code point it is.
@@ -42,10 +43,25 @@ from typing import Final
 
 from boring_dispatch.blueprints._regex_lint import PatternRefusedError
 
-__all__ = ["Translation", "TranslationRefused", "translate"]
+__all__ = [
+    "Ranges",
+    "Translation",
+    "TranslationRefused",
+    "class_key",
+    "class_ranges",
+    "combine_flags",
+    "complement",
+    "int_of",
+    "items_of",
+    "list_of",
+    "merge",
+    "pair_of",
+    "sre",
+    "translate",
+    "tuple_of",
+]
 
 _MAX_COUNT: Final = 1000  # RE2's largest repetition count
-_SATURATE: Final = 1 << 40
 _END_STRING: Final = r"\Z"  # a marker: the translation itself never writes RE2's (absent) \Z
 _LAST: Final = 0x10FFFF
 _FLAGS_TYPE: Final = sre.SRE_FLAG_ASCII | sre.SRE_FLAG_LOCALE | sre.SRE_FLAG_UNICODE
@@ -71,22 +87,21 @@ class Translation:
     the text to run by ``re.match`` on a subject ending in ``\\n`` with that ``\\n``
     removed (``newline``: equal to ``end`` unless the pattern also has ``\\Z``).
 
-    ``positions`` counts the characters the pattern can consume in one pass once
-    counted repetitions are multiplied out; ``weight`` sums the code point ranges
-    of those positions (what RE2's program size and compile time grow with).
+    ``live`` bounds the pattern positions RE2 can have live at once, and
+    ``weight`` the code point ranges of all positions (``_regex_budget``).
     """
 
-    __slots__ = ("end", "newline", "positions", "weight")
+    __slots__ = ("end", "live", "newline", "weight")
 
-    def __init__(self, end: str, newline: str | None, positions: int, weight: int) -> None:
+    def __init__(self, end: str, newline: str | None, live: int, weight: int) -> None:
         self.end = end
         self.newline = newline
-        self.positions = positions
+        self.live = live
         self.weight = weight
 
 
-def translate(text: str) -> Translation:
-    """Translate ``text`` (Python ``re`` syntax, default flags).
+def translate(text: str, limit: int) -> Translation:
+    """Translate ``text`` (Python ``re`` syntax, default flags); measure it up to ``limit`` weight.
 
     Raises:
         TranslationRefused: a construct listed in the module docstring.
@@ -94,19 +109,22 @@ def translate(text: str) -> Translation:
     """
     parsed = _parser.parse(text, 0)
     flags = int(parsed.state.flags)
-    items = _items(parsed)
-    writer = _Writer()
+    items = items_of(parsed)
+    writer = _Writer(limit)
     body = writer.sequence(items, flags, tail=True)  # ``\Z`` marks where the variants differ
-    positions, weight = _size(items, flags)
+    from boring_dispatch.blueprints._regex_budget import measure
+
+    bound = measure(items, flags, limit)
     end = body.replace(_END_STRING, r"\z")
     newline = body.replace(_END_STRING, _class(())) if writer.saw_dollar else None
-    return Translation(end, newline, positions, weight)
+    return Translation(end, newline, bound.live, bound.weight)
 
 
 class _Writer:
-    __slots__ = ("saw_dollar",)
+    __slots__ = ("limit", "saw_dollar")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
         self.saw_dollar = False
 
     def sequence(self, items: Sequence[tuple[object, object]], flags: int, *, tail: bool) -> str:
@@ -124,29 +142,29 @@ class _Writer:
         if flags & sre.SRE_FLAG_IGNORECASE:
             raise TranslationRefused("pattern uses case-insensitive matching")
         if op is sre.LITERAL:
-            return _char(_int(av))
+            return _char(int_of(av))
         if op is sre.NOT_LITERAL:
-            return _class(_complement(((_int(av), _int(av)),)))
+            return _class(complement(((int_of(av), int_of(av)),)))
         if op is sre.ANY:
-            return _class(
-                ((0, _LAST),) if flags & sre.SRE_FLAG_DOTALL else _complement(((10, 10),))
-            )
+            return _class(((0, _LAST),) if flags & sre.SRE_FLAG_DOTALL else complement(((10, 10),)))
         if op is sre.IN:
-            return _class_text(_class_key(av, flags))
+            return _class_text(class_key(av, flags))
         if op is sre.AT:
             return self.anchor(av, flags, tail=tail)
         if op is sre.BRANCH:
-            _, branches = _pair(av)
-            parts = [self.sequence(_items(b), flags, tail=tail) for b in _list(branches)]
+            _, branches = pair_of(av)
+            parts = [self.sequence(items_of(b), flags, tail=tail) for b in list_of(branches)]
             return "(?:" + "|".join(parts) + ")"
         if op is sre.SUBPATTERN:
-            _, add, remove, inner = _tuple(av, 4)
+            _, add, remove, inner = tuple_of(av, 4)
             return (
-                "(?:" + self.sequence(_items(inner), _combine(flags, add, remove), tail=tail) + ")"
+                "(?:"
+                + self.sequence(items_of(inner), combine_flags(flags, add, remove), tail=tail)
+                + ")"
             )
         if op is sre.MAX_REPEAT or op is sre.MIN_REPEAT:
-            low, high, inner = _tuple(av, 3)
-            return self.repeat(_int(low), _int(high), _items(inner), flags, tail=tail)
+            low, high, inner = tuple_of(av, 3)
+            return self.repeat(int_of(low), int_of(high), items_of(inner), flags, tail=tail)
         if op is sre.GROUPREF or op is sre.GROUPREF_EXISTS:
             raise TranslationRefused("pattern uses a backreference or a conditional")
         if op is sre.ASSERT or op is sre.ASSERT_NOT:
@@ -159,17 +177,11 @@ class _Writer:
         self, low: int, high: int, inner: Sequence[tuple[object, object]], flags: int, *, tail: bool
     ) -> str:
         unbounded = high == sre.MAXREPEAT
-        if low > _MAX_COUNT or (not unbounded and high > _MAX_COUNT):
-            raise TranslationRefused("pattern has a repetition count over 1000")
+        if low > self.limit or (not unbounded and high > self.limit):
+            raise TranslationRefused(f"pattern has a repetition count over {self.limit}")
         # Another iteration may follow the body: it is a tail only if it repeats at most once.
         body = self.sequence(inner, flags, tail=tail and (high <= 1 and not unbounded))
-        if unbounded:
-            count = "*" if low == 0 else "+" if low == 1 else f"{{{low},}}"
-        elif low == high:
-            count = f"{{{low}}}"
-        else:
-            count = "?" if (low, high) == (0, 1) else f"{{{low},{high}}}"
-        return "(?:" + body + ")" + count
+        return _counted("(?:" + body + ")", low, None if unbounded else high)
 
     def anchor(self, code: object, flags: int, *, tail: bool) -> str:
         multiline = bool(flags & sre.SRE_FLAG_MULTILINE)
@@ -193,72 +205,65 @@ class _Writer:
         raise TranslationRefused("pattern uses an unsupported anchor")
 
 
+def _counted(atom: str, low: int, high: int | None) -> str:
+    """``atom{low,high}`` (``None``: unbounded) with no count over RE2's 1000.
+
+    Larger counts are split exactly, keeping RE2's nesting of optional copies:
+    ``x{0,2500}`` is ``(?:x{0,999}|x{1000}(?:x{0,999}|x{1000}x{0,500}))``.
+    """
+    if high is None:
+        if low <= _MAX_COUNT:
+            return atom + ("*" if low == 0 else "+" if low == 1 else f"{{{low},}}")
+        return f"{atom}{{{_MAX_COUNT}}}" + _counted(atom, low - _MAX_COUNT, None)
+    if high <= _MAX_COUNT:
+        if low == high:
+            return f"{atom}{{{low}}}"
+        return atom + ("?" if (low, high) == (0, 1) else f"{{{low},{high}}}")
+    if low > 0:
+        first = min(low, _MAX_COUNT)
+        return f"{atom}{{{first}}}" + _counted(atom, low - first, high - first)
+    rest = _counted(atom, 0, high - _MAX_COUNT)
+    return f"(?:{atom}{{0,{_MAX_COUNT - 1}}}|{atom}{{{_MAX_COUNT}}}{rest})"
+
+
 def _consumes(item: tuple[object, object]) -> bool:
     """Whether the node can consume a character (conservative: unknown nodes can)."""
     op, av = item
     if op is sre.AT:
         return False
     if op is sre.BRANCH:
-        return any(_consumes(n) for branch in _list(_pair(av)[1]) for n in _items(branch))
+        return any(_consumes(n) for branch in list_of(pair_of(av)[1]) for n in items_of(branch))
     if op is sre.SUBPATTERN:
-        return any(_consumes(n) for n in _items(_tuple(av, 4)[3]))
+        return any(_consumes(n) for n in items_of(tuple_of(av, 4)[3]))
     if op is sre.MAX_REPEAT or op is sre.MIN_REPEAT:
-        _, high, inner = _tuple(av, 3)
-        return _int(high) > 0 and any(_consumes(n) for n in _items(inner))
+        _, high, inner = tuple_of(av, 3)
+        return int_of(high) > 0 and any(_consumes(n) for n in items_of(inner))
     return True
 
 
-def _size(items: Sequence[tuple[object, object]], flags: int) -> tuple[int, int]:
-    """(positions, weight) of a sequence, counted repetitions multiplied out.
-
-    Saturates at a large bound so a nested count cannot build a huge integer.
-    """
-    positions = weight = 0
-    for op, av in items:
-        if op is sre.LITERAL or op is sre.NOT_LITERAL or op is sre.ANY:
-            p, w = 1, 2
-        elif op is sre.IN:
-            p, w = 1, max(1, len(_class_ranges(_class_key(av, flags))))
-        elif op is sre.BRANCH:
-            sizes = [_size(_items(b), flags) for b in _list(_pair(av)[1])]
-            p, w = sum(s[0] for s in sizes), sum(s[1] for s in sizes)
-        elif op is sre.SUBPATTERN:
-            _, add, remove, inner = _tuple(av, 4)
-            p, w = _size(_items(inner), _combine(flags, add, remove))
-        elif op is sre.MAX_REPEAT or op is sre.MIN_REPEAT:
-            low, high, inner = _tuple(av, 3)
-            copies = _int(low) + 1 if _int(high) == sre.MAXREPEAT else _int(high)
-            p, w = _size(_items(inner), flags)
-            p, w = p * min(copies, _SATURATE), w * min(copies, _SATURATE)
-        else:
-            p, w = 0, 0
-        positions, weight = min(positions + p, _SATURATE), min(weight + w, _SATURATE)
-    return positions, weight
-
-
-def _combine(flags: int, add: object, remove: object) -> int:
+def combine_flags(flags: int, add: object, remove: object) -> int:
     """Scoped flags exactly as ``re._compiler`` combines them."""
-    added, removed = _int(add), _int(remove)
+    added, removed = int_of(add), int_of(remove)
     if added & _FLAGS_TYPE:
         flags &= ~_FLAGS_TYPE
     return (flags | added) & ~removed
 
 
-def _class_key(av: object, flags: int) -> tuple[tuple[tuple[object, object], ...], bool]:
+def class_key(av: object, flags: int) -> tuple[tuple[tuple[object, object], ...], bool]:
     """A hashable key of a class: its items, and whether ``\\d\\s\\w`` are Unicode."""
-    items = tuple((op, tuple(v) if isinstance(v, list) else v) for op, v in _items(av))
+    items = tuple((op, tuple(v) if isinstance(v, list) else v) for op, v in items_of(av))
     return items, bool(flags & sre.SRE_FLAG_UNICODE)
 
 
 @lru_cache(maxsize=256)
-def _class_ranges(key: tuple[tuple[tuple[object, object], ...], bool]) -> Ranges:
+def class_ranges(key: tuple[tuple[tuple[object, object], ...], bool]) -> Ranges:
     return _set_of(key[0], unicode=key[1])
 
 
 @lru_cache(maxsize=256)
 def _class_text(key: tuple[tuple[tuple[object, object], ...], bool]) -> str:
     """The RE2 class of a ``re`` class (a large one, such as ``\\w``, is built once)."""
-    return _class(_class_ranges(key))
+    return _class(class_ranges(key))
 
 
 def _set_of(items: Sequence[tuple[object, object]], *, unicode: bool) -> Ranges:
@@ -269,18 +274,18 @@ def _set_of(items: Sequence[tuple[object, object]], *, unicode: bool) -> Ranges:
         if op is sre.NEGATE:
             negate = True
         elif op is sre.LITERAL:
-            parts.append((_int(av), _int(av)))
+            parts.append((int_of(av), int_of(av)))
         elif op is sre.RANGE:
-            low, high = _pair(av)
-            parts.append((_int(low), _int(high)))
+            low, high = pair_of(av)
+            parts.append((int_of(low), int_of(high)))
         elif op is sre.CATEGORY and av in _CATEGORIES:
             name, negated = _CATEGORIES[av]
             ranges = category_ranges(name, ascii_only=not unicode)
-            parts.extend(_complement(ranges) if negated else ranges)
+            parts.extend(complement(ranges) if negated else ranges)
         else:
             raise TranslationRefused("pattern uses an unsupported character class item")
-    merged = _merge(parts)
-    return _complement(merged) if negate else merged
+    merged = merge(parts)
+    return complement(merged) if negate else merged
 
 
 @cache
@@ -331,7 +336,7 @@ def decode_ranges(text: str) -> Ranges:
     return tuple(out)
 
 
-def _merge(parts: Iterable[tuple[int, int]]) -> Ranges:
+def merge(parts: Iterable[tuple[int, int]]) -> Ranges:
     out: list[tuple[int, int]] = []
     for low, high in sorted(parts):
         if low > high:
@@ -343,7 +348,7 @@ def _merge(parts: Iterable[tuple[int, int]]) -> Ranges:
     return tuple(out)
 
 
-def _complement(ranges: Ranges) -> Ranges:
+def complement(ranges: Ranges) -> Ranges:
     out: list[tuple[int, int]] = []
     start = 0
     for low, high in ranges:
@@ -383,30 +388,30 @@ def _esc(code: int) -> str:
 # The parse tree is untyped (``re._parser`` has no stubs): narrow its values here.
 
 
-def _int(value: object) -> int:
+def int_of(value: object) -> int:
     if not isinstance(value, int):
         raise TranslationRefused("pattern uses an unsupported construct")
     return value
 
 
-def _items(value: object) -> list[tuple[object, object]]:
+def items_of(value: object) -> list[tuple[object, object]]:
     if isinstance(value, _parser.SubPattern):
         value = value.data
-    return [_pair(item) for item in _list(value)]
+    return [pair_of(item) for item in list_of(value)]
 
 
-def _list(value: object) -> list[object]:
+def list_of(value: object) -> list[object]:
     if not isinstance(value, (list, tuple)):
         raise TranslationRefused("pattern uses an unsupported construct")
     return list(value)
 
 
-def _pair(value: object) -> tuple[object, object]:
-    first, second = _tuple(value, 2)
+def pair_of(value: object) -> tuple[object, object]:
+    first, second = tuple_of(value, 2)
     return first, second
 
 
-def _tuple(value: object, size: int) -> tuple[object, ...]:
+def tuple_of(value: object, size: int) -> tuple[object, ...]:
     if not isinstance(value, (tuple, list)) or len(value) != size:
         raise TranslationRefused("pattern uses an unsupported construct")
     return tuple(value)
