@@ -28,6 +28,7 @@ from boring_dispatch._value import value
 from boring_dispatch.repository._regex import (
     MAX_PATTERN_LENGTH,
     MAX_SUBJECT_LENGTH,
+    BoundedPattern,
     PatternRefusedError,
     compile_pattern,
 )
@@ -69,8 +70,8 @@ class _Pattern:
     max_positionals: int | None
     allow_extra: bool
     allow_stdin: bool
-    positional: tuple[tuple[int, re.Pattern[str] | None], ...]
-    value_flags: Mapping[str, re.Pattern[str] | None]
+    positional: tuple[tuple[int, BoundedPattern | None], ...]
+    value_flags: Mapping[str, BoundedPattern | None]
     required: frozenset[str]
     forbidden: frozenset[str]
     allowed: frozenset[str] | None
@@ -143,10 +144,10 @@ def _parse(index: int, raw: object) -> _Pattern:
     )
 
 
-def _positional_patterns(raw: object, where: str) -> tuple[tuple[int, re.Pattern[str] | None], ...]:
+def _positional_patterns(raw: object, where: str) -> tuple[tuple[int, BoundedPattern | None], ...]:
     if not isinstance(raw, Mapping):
         raise BindingRefusedError(f"{where}: positional_patterns must be a mapping")
-    out: list[tuple[int, re.Pattern[str] | None]] = []
+    out: list[tuple[int, BoundedPattern | None]] = []
     for key, text in raw.items():
         if is_int(key) and key >= 0:
             index = key
@@ -158,10 +159,10 @@ def _positional_patterns(raw: object, where: str) -> tuple[tuple[int, re.Pattern
     return tuple(out)
 
 
-def _flag_patterns(raw: object, where: str) -> dict[str, re.Pattern[str] | None]:
+def _flag_patterns(raw: object, where: str) -> dict[str, BoundedPattern | None]:
     if not isinstance(raw, Mapping):
         raise BindingRefusedError(f"{where}: flag_patterns must be a mapping")
-    out: dict[str, re.Pattern[str] | None] = {}
+    out: dict[str, BoundedPattern | None] = {}
     for flag, text in raw.items():
         if not isinstance(flag, str) or FLAG_NAME.fullmatch(flag) is None:
             raise BindingRefusedError(f"{where}: flag_patterns holds an invalid flag name")
@@ -169,7 +170,7 @@ def _flag_patterns(raw: object, where: str) -> dict[str, re.Pattern[str] | None]
     return out
 
 
-def _regex(text: object, what: str) -> re.Pattern[str] | None:
+def _regex(text: object, what: str) -> BoundedPattern | None:
     if not isinstance(text, str):
         raise BindingRefusedError(f"{what} must be a string")
     if len(text) > MAX_PATTERN_LENGTH:
@@ -261,7 +262,7 @@ def _count_fits(pattern: _Pattern, count: int) -> bool:
     return pattern.allow_extra or count == pattern.min_positionals
 
 
-def _accepts(regex: re.Pattern[str] | None, value: str, *, full: bool) -> bool:
+def _accepts(regex: BoundedPattern | None, value: str, *, full: bool) -> bool:
     """Positional patterns anchor at the start only (``re.match``); flag patterns match fully."""
     if regex is None or len(value) > MAX_SUBJECT_LENGTH:
         return False

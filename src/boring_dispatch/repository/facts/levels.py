@@ -61,6 +61,7 @@ from boring_dispatch.errors import SecurityLevelUnavailable
 from boring_dispatch.records import ModuleRecord
 from boring_dispatch.repository._regex import (
     MAX_SUBJECT_LENGTH,
+    BoundedPattern,
     PatternRefusedError,
     compile_pattern,
 )
@@ -109,7 +110,7 @@ class _Entry:
 @value
 class _Owned:
     exact: frozenset[str]
-    regexes: tuple[re.Pattern[str], ...]
+    regexes: tuple[BoundedPattern, ...]
     regex_texts: frozenset[str]
     subtrees: tuple[str, ...]
 
@@ -189,7 +190,7 @@ def _owned(terminal: ModuleRecord) -> _Owned:
     if not isinstance(owns, list):
         raise _unavailable(terminal.module_id, "authority.owns_filesystem is malformed")
     exact: set[str] = set()
-    regexes: list[re.Pattern[str]] = []
+    regexes: list[BoundedPattern] = []
     texts: set[str] = set()
     subtrees: list[str] = []
     for item in owns:
@@ -237,7 +238,7 @@ def _has_dot_segment(path: str) -> bool:
     return any(part in {".", ".."} for part in path.split("/"))
 
 
-def _fully_matched(path: str, regexes: Sequence[re.Pattern[str]]) -> bool:
+def _fully_matched(path: str, regexes: Sequence[BoundedPattern]) -> bool:
     if len(path) > MAX_SUBJECT_LENGTH:
         return False
     return any(regex.fullmatch(path) is not None for regex in regexes)
