@@ -46,6 +46,7 @@ from boring_dispatch.repository.bind.binding import compile_binding
 from boring_dispatch.repository.facts.levels import derive_level
 from kits.cases import corpus_config
 from kits.mcp import McpServer, projection, write_tools_repository
+from kits.plain_env import plain_environment
 
 #: The bound every accepted pattern meets on 4 KiB of adversarial text (CPU time of this thread).
 CPU_BOUND_S: Final = 0.05
@@ -613,7 +614,12 @@ def _modules_after(code: str) -> set[str]:
 
     probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
     done = subprocess.run(
-        [sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-I", "-c", probe],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=plain_environment(),  # unmeasured: coverage's own imports are not ours
     )
     return set(json.loads(done.stdout.splitlines()[-1]))
 
