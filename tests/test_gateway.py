@@ -208,3 +208,30 @@ def test_a_nested_call_runs_under_the_running_modules_identity(tmp_path: Path) -
     }
     assert {"Berlin; $(touch /tmp/pwned)", "2024-01-02"} <= values
     assert seen["refused"] == "dispatcher.interface_not_found"
+
+
+def test_a_nested_call_with_no_time_left_is_invalid_request_as_the_broker_says() -> None:
+    # One code for one condition: the child-side check and the parent's broker agree.
+    code = textwrap.dedent(
+        """
+        import json
+        from pathlib import Path
+        from boring_dispatch.gateway import ArgvInterface
+        from boring_dispatch.errors import RouteError
+        from boring_dispatch.process.context import RuntimeContext, bind_runtime_context
+        bind_runtime_context(RuntimeContext("m", "m", "m.interface.x", Path("/r"),
+                                            Path("/r/officina.toml"), None, 0.0, 1, 1,
+                                            broker_fd=0))
+        class Probe(ArgvInterface):
+            def run(self, argv):
+                return 0
+        try:
+            Probe().dispatch("other.interface.y")
+        except RouteError as error:
+            print(json.dumps({"code": error.code}))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True, timeout=30
+    )
+    assert json.loads(done.stdout) == {"code": "dispatcher.invalid_request"}

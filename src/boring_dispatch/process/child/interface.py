@@ -78,18 +78,19 @@ class _Gateway:
 
         Raises:
             RuntimeMisconfigured: not running inside a gateway process (no
-                broker), no time is left, or the broker is gone.
-            InvalidRouteRequest: an argument is not a JSON value.
+                broker), or the broker is gone.
+            InvalidRouteRequest: an argument is not a JSON value, or no time
+                is left (the same code the parent's broker answers with).
             RouteError: the nested request is refused: the subclass of the
                 ``dispatcher.*`` code the parent replied with.
         """
-        from boring_dispatch.errors import RuntimeMisconfigured
+        from boring_dispatch.errors import InvalidRouteRequest, RuntimeMisconfigured
 
         context = runtime_context()
         if context is None or context.broker_fd is None:
             raise RuntimeMisconfigured("nested dispatch is available only inside a gateway")
         if context.deadline - time.monotonic() <= 0:
-            raise RuntimeMisconfigured("no time left for a nested call")
+            raise InvalidRouteRequest("no time left for a nested call")
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
         return _ask_broker(
             context,
