@@ -174,6 +174,7 @@ def test_the_child_loads_only_light_modules(repo: Repo) -> None:
         "boring_dispatch.process._command",
         "boring_dispatch.process.child",
         "boring_dispatch.process.child._confined",
+        "boring_dispatch.process.child._spec",
         "boring_dispatch.process.child.interface",
         "boring_dispatch.process.context",
         "boring_dispatch.process.child._deadline",
