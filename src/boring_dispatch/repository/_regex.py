@@ -38,7 +38,7 @@ import re
 from functools import lru_cache
 from typing import Final, Literal, Protocol
 
-from boring_dispatch.repository._regex_lint import PatternRefusedError, lint
+from boring_dispatch.repository._regex_lint import PatternRefused, lint
 
 __all__ = [
     "MAX_LIVE",
@@ -46,7 +46,7 @@ __all__ = [
     "MAX_SUBJECT_LENGTH",
     "MAX_WEIGHT",
     "BoundedPattern",
-    "PatternRefusedError",
+    "PatternRefused",
     "compile_bounded",
     "compile_pattern",
 ]
@@ -116,16 +116,16 @@ def compile_pattern(text: str) -> BoundedPattern:
         The compiled pattern (shared: the same text returns the same object while memoised).
 
     Raises:
-        PatternRefusedError: over :data:`MAX_PATTERN_LENGTH`, a NUL character,
+        PatternRefused: over :data:`MAX_PATTERN_LENGTH`, a NUL character,
             a shape the lint refuses, a pattern ``re`` rejects, a construct
             without an exact RE2 translation, or over the size budget. The
             message names the reason, never a subject.
     """
     if len(text) > MAX_PATTERN_LENGTH:
-        raise PatternRefusedError("pattern is longer than 1024 characters")
+        raise PatternRefused("pattern is longer than 1024 characters")
     compiled = _compile(text)
     if isinstance(compiled, str):
-        raise PatternRefusedError(compiled)
+        raise PatternRefused(compiled)
     return compiled
 
 
@@ -134,7 +134,7 @@ def _compile(text: str) -> BoundedPattern | str:
     """The compiled pattern, or the reason it is refused (refusals are memoised too)."""
     try:
         return _build(text)
-    except PatternRefusedError as refused:
+    except PatternRefused as refused:
         return str(refused)
     except (re.error, RecursionError, OverflowError, ValueError):
         return "pattern is not a valid regular expression"
@@ -142,7 +142,7 @@ def _compile(text: str) -> BoundedPattern | str:
 
 def _build(text: str) -> BoundedPattern:
     if "\x00" in text:
-        raise PatternRefusedError("pattern contains a NUL character")
+        raise PatternRefused("pattern contains a NUL character")
     lint(text)
     return compile_bounded(text)
 
@@ -158,12 +158,12 @@ def compile_bounded(text: str) -> BoundedPattern:
 
     translation = translate(text, MAX_WEIGHT)
     if translation.weight > MAX_WEIGHT:
-        raise PatternRefusedError(
+        raise PatternRefused(
             "pattern is too large once repetitions are counted"
             " (Unicode \\w is 734 ranges: write [A-Za-z0-9_] or use (?a))"
         )
     if translation.live > MAX_LIVE:
-        raise PatternRefusedError(
+        raise PatternRefused(
             f"pattern can have more than {MAX_LIVE} positions matching at once"
             " (ambiguous or nested repetitions)"
         )
@@ -185,5 +185,5 @@ def _re2(text: str) -> _Program:
     try:
         program: _Program = re2.compile(text.encode("utf-8"), options)
     except re2.error:
-        raise PatternRefusedError("pattern is refused by the linear-time matcher") from None
+        raise PatternRefused("pattern is refused by the linear-time matcher") from None
     return program

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-__all__ = ["PatternRefusedError", "lint"]
+__all__ = ["PatternRefused", "lint"]
 
 _PROBE: Final = "".join(map(chr, range(0x20, 0x7F))) + "\t\n\r\u00e9\u0661\u2028\u00a0"
 _ALL: Final = frozenset(_PROBE)
@@ -46,7 +46,7 @@ _GROUP_PREFIX: Final = re.compile(
 _LOOKAROUND: Final = ("(?=", "(?!", "(?<=", "(?<!")
 
 
-class PatternRefusedError(Exception):
+class PatternRefused(Exception):
     """The pattern is invalid, over-long or has a catastrophic-backtracking shape."""
 
 
@@ -93,10 +93,10 @@ def lint(text: str) -> None:
     """Refuse the pattern shapes listed in the module docstring.
 
     Raises:
-        PatternRefusedError: the reason, never the pattern text.
+        PatternRefused: the reason, never the pattern text.
     """
     if _VERBOSE.search(text):
-        raise PatternRefusedError("pattern uses verbose mode")
+        raise PatternRefused("pattern uses verbose mode")
     stack: list[_Group] = [_Group()]
     i = 0
     while i < len(text):
@@ -138,7 +138,7 @@ def _open_group(text: str, i: int, stack: list[_Group]) -> int:
         return i + 1
     prefix = _GROUP_PREFIX.match(text, i)
     if prefix is None:
-        raise PatternRefusedError("pattern uses an unsupported group construct")
+        raise PatternRefused("pattern uses an unsupported group construct")
     if not prefix.group().endswith(")"):
         stack.append(_Group(lookaround=text.startswith(_LOOKAROUND, i)))
     return prefix.end()
@@ -153,7 +153,7 @@ def _read_atom(text: str, i: int, branch: list[_Element]) -> int:
     elif char == "\\":
         escaped = text[i + 1 : i + 2]
         if escaped in _DIGITS:
-            raise PatternRefusedError("pattern uses a backreference")
+            raise PatternRefused("pattern uses a backreference")
         literal = escaped if escaped and not escaped.isalnum() else None
         end = i + 2
     else:
@@ -167,7 +167,7 @@ def _close(group: _Group) -> _Group:
     """Compute the group's degree; refuse three competing unbounded terms."""
     group.degree = max(_sequence_degree(branch) for branch in group.branches)
     if group.degree > _MAX_DEGREE:
-        raise PatternRefusedError("pattern has three or more competing unbounded repetitions")
+        raise PatternRefused("pattern has three or more competing unbounded repetitions")
     return group
 
 
@@ -192,16 +192,16 @@ def _check_repeated_group(group: _Group) -> None:
     if len(group.branches) > 1 or any(
         e.group is not None and len(e.group.branches) > 1 for e in inner
     ):
-        raise PatternRefusedError("pattern repeats a group that alternates")
+        raise PatternRefused("pattern repeats a group that alternates")
     if any(e.group is not None and e.quantified for e in inner):
-        raise PatternRefusedError("pattern repeats a group that nests a repetition")
+        raise PatternRefused("pattern repeats a group that nests a repetition")
     variable = [e for e in inner if e.variable]
     if not variable:
         return
     first = group.branches[0][0] if group.branches[0] else None
     separator = first.literal if first is not None and not first.quantified else None
     if separator is None or any(separator in e.chars for e in variable):
-        raise PatternRefusedError("pattern repeats a group whose repetitions are ambiguous")
+        raise PatternRefused("pattern repeats a group whose repetitions are ambiguous")
 
 
 def _walk(group: _Group) -> Iterator[_Element]:

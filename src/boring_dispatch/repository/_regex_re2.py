@@ -40,7 +40,7 @@ from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Final
 
-from boring_dispatch.repository._regex_lint import PatternRefusedError
+from boring_dispatch.repository._regex_lint import PatternRefused
 from boring_dispatch.repository._regex_ranges import (
     LAST_CODE_POINT as _LAST,
 )
@@ -83,7 +83,7 @@ _CATEGORIES: Final = {
 _PLAIN: Final = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
 
-class TranslationRefused(PatternRefusedError):
+class TranslationRefused(PatternRefused):
     """The pattern has no exact RE2 equivalent here; the message says which construct."""
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from boring_dispatch.repository.load import files as _fs
 from boring_dispatch.repository.load.files import (
-    FsRefusal,
+    FsRefused,
     directory_identity,
     read_regular,
     relative_parts,
@@ -24,7 +24,7 @@ CAP = 1024
 
 def refusal(call: object, *args: object) -> str:
     assert callable(call)
-    with pytest.raises(FsRefusal) as info:
+    with pytest.raises(FsRefused) as info:
         call(*args)
     return info.value.reason
 
@@ -216,6 +216,6 @@ def test_no_descriptor_leaks_on_success_or_refusal(tmp_path: Path) -> None:
         stat_regular(good)
         directory_identity(tmp_path / "d")
         for bad in (tmp_path / "link" / "f.yaml", big, tmp_path / "fifo", tmp_path / "nope" / "x"):
-            with pytest.raises(FsRefusal):
+            with pytest.raises(FsRefused):
                 read_regular(bad, CAP)
     assert open_descriptors() == before

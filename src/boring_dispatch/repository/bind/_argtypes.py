@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from boring_dispatch.repository._regex import (
     MAX_SUBJECT_LENGTH,
-    PatternRefusedError,
+    PatternRefused,
     compile_pattern,
 )
 from boring_dispatch.repository._shapes import BindingRefusedError, is_int, one_of
@@ -206,7 +206,7 @@ def _check_format(fmt: object, where: str) -> None:
     if key == "regex" and isinstance(body, Mapping) and isinstance(body.get("pattern"), str):
         try:
             compile_pattern(str(body["pattern"]))
-        except PatternRefusedError as refused:
+        except PatternRefused as refused:
             raise BindingRefusedError(f"{where}: format regex: {refused}") from None
         return
     raise BindingRefusedError(f"{where}: malformed format")

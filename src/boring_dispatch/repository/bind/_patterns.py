@@ -29,7 +29,7 @@ from boring_dispatch.repository._regex import (
     MAX_PATTERN_LENGTH,
     MAX_SUBJECT_LENGTH,
     BoundedPattern,
-    PatternRefusedError,
+    PatternRefused,
     compile_pattern,
 )
 from boring_dispatch.repository._shapes import (
@@ -177,7 +177,7 @@ def _regex(text: object, what: str) -> BoundedPattern | None:
         return None  # upstream: a value checked against an over-long pattern never matches
     try:
         return compile_pattern(text)
-    except PatternRefusedError as refused:
+    except PatternRefused as refused:
         raise BindingRefusedError(f"{what}: {refused}") from None
 
 

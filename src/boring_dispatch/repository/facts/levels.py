@@ -62,7 +62,7 @@ from boring_dispatch.records import ModuleRecord
 from boring_dispatch.repository._regex import (
     MAX_SUBJECT_LENGTH,
     BoundedPattern,
-    PatternRefusedError,
+    PatternRefused,
     compile_pattern,
 )
 from boring_dispatch.repository._shapes import one_of
@@ -203,7 +203,7 @@ def _owned(terminal: ModuleRecord) -> _Owned:
             continue
         try:
             regexes.append(compile_pattern(path))
-        except PatternRefusedError:
+        except PatternRefused:
             raise _unavailable(terminal.module_id, "an owns_filesystem regex is refused") from None
         texts.add(path)
         subtree = _SUBTREE.fullmatch(path)

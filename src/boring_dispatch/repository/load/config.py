@@ -23,7 +23,7 @@ from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.records import RepositoryConfig
 from boring_dispatch.repository.load.files import (
     MAX_CONFIG_BYTES,
-    FsRefusal,
+    FsRefused,
     directory_identity,
     read_regular,
     relative_parts,
@@ -111,7 +111,7 @@ def _config_path(path: object) -> Path:
 def _parse(config_path: Path) -> dict[str, object]:
     try:
         data = read_regular(config_path, MAX_CONFIG_BYTES)
-    except FsRefusal as refusal:
+    except FsRefused as refusal:
         raise _misconfigured(config_path, _FS_REASONS[refusal.reason]) from None
     try:
         text = data.decode("utf-8")
@@ -140,7 +140,7 @@ def _roots(config_path: Path, repository_root: Path, modules: object) -> tuple[P
         root = repository_root.joinpath(*parts)
         try:
             identity = directory_identity(root)
-        except FsRefusal as refusal:
+        except FsRefused as refusal:
             reason = _FS_REASONS[refusal.reason]
             raise _misconfigured(config_path, f"modules.roots[{index}] {reason}") from None
         if root in roots or identity in identities:

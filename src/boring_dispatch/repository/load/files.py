@@ -16,7 +16,7 @@ What this does not protect against: a writer who can modify the real files
 checkouts under ``umask 002`` work; directories are not checked for
 permissions, since temporary directories are world-writable).
 
-Nothing here lists a directory. Refusals are :class:`FsRefusal`, which every
+Nothing here lists a directory. Refusals are :class:`FsRefused`, which every
 caller translates into its own ``dispatcher.*`` error at once; it never
 escapes the blueprints package.
 """
@@ -32,7 +32,7 @@ from typing import Final, Literal
 __all__ = [
     "MAX_BLUEPRINT_BYTES",
     "MAX_CONFIG_BYTES",
-    "FsRefusal",
+    "FsRefused",
     "Reason",
     "directory_identity",
     "read_regular",
@@ -75,7 +75,7 @@ _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC 
 _READ_CHUNK: Final = 1 << 16
 
 
-class FsRefusal(Exception):
+class FsRefused(Exception):
     """A path failed one of the checks; ``reason`` says which. Internal only."""
 
     def __init__(self, reason: Reason, path: Path) -> None:
@@ -113,18 +113,18 @@ def read_regular(path: Path, cap: int) -> bytes:
         The file's bytes (at most ``cap``).
 
     Raises:
-        FsRefusal: see :data:`Reason`.
+        FsRefused: see :data:`Reason`.
     """
     fd = _open_file(path)
     try:
         info = os.fstat(fd)
         if info.st_size > cap:
-            raise FsRefusal("too_large", path)
+            raise FsRefused("too_large", path)
         data = _read_capped(fd, min(info.st_size, cap) + 1, cap, path)
     finally:
         os.close(fd)
     if len(data) > cap:  # the file grew after fstat
-        raise FsRefusal("too_large", path)
+        raise FsRefused("too_large", path)
     return data
 
 
@@ -136,7 +136,7 @@ def stat_regular(path: Path) -> os.stat_result:
     ``fstat``s the opened file.
 
     Raises:
-        FsRefusal: see :data:`Reason` (never ``too_large``).
+        FsRefused: see :data:`Reason` (never ``too_large``).
     """
     fd = _open_file(path)
     try:
@@ -149,7 +149,7 @@ def directory_identity(path: Path) -> tuple[int, int]:
     """``(st_dev, st_ino)`` of a directory reached without following any symlink.
 
     Raises:
-        FsRefusal: a component is missing, a symlink or not a directory.
+        FsRefused: a component is missing, a symlink or not a directory.
     """
     fd = _walk(path, _parts(path))
     try:
@@ -165,10 +165,10 @@ def directory_identity(path: Path) -> tuple[int, int]:
 def _parts(path: Path) -> tuple[str, ...]:
     text = str(path)
     if not text.startswith("/") or "\x00" in text:
-        raise FsRefusal("invalid_path", path)
+        raise FsRefused("invalid_path", path)
     parts = tuple(part for part in text.split("/") if part)
     if any(part in (".", "..") for part in parts):
-        raise FsRefusal("invalid_path", path)
+        raise FsRefused("invalid_path", path)
     return parts
 
 
@@ -184,7 +184,7 @@ def _open_file(path: Path) -> int:
 def _open_parent(path: Path) -> int:
     parts = _parts(path)
     if not parts:
-        raise FsRefusal("not_regular", path)
+        raise FsRefused("not_regular", path)
     return _walk(path, parts[:-1])
 
 
@@ -212,9 +212,9 @@ def _open_leaf(directory: int, path: Path) -> int:
     except OSError as exc:
         raise _classify(exc, directory, name, path, directory=False) from None
     if stat.S_ISLNK(before.st_mode):
-        raise FsRefusal("symlink", path)
+        raise FsRefused("symlink", path)
     if not stat.S_ISREG(before.st_mode):
-        raise FsRefusal("not_regular", path)
+        raise FsRefused("not_regular", path)
     try:
         fd = os.open(name, _FILE_FLAGS, dir_fd=directory)
     except OSError as exc:
@@ -231,9 +231,9 @@ def _check_opened(after: os.stat_result, before: os.stat_result, path: Path) -> 
     """The opened file is the one ``lstat`` saw, still regular, and not world-writable."""
     same = (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
     if not stat.S_ISREG(after.st_mode) or not same:
-        raise FsRefusal("not_regular", path)
+        raise FsRefused("not_regular", path)
     if after.st_mode & stat.S_IWOTH:
-        raise FsRefusal("unsafe_mode", path)
+        raise FsRefused("unsafe_mode", path)
 
 
 def _read_capped(fd: int, first: int, cap: int, path: Path) -> bytes:
@@ -244,7 +244,7 @@ def _read_capped(fd: int, first: int, cap: int, path: Path) -> bytes:
         try:
             chunk = os.read(fd, min(want, cap + 1 - total))
         except OSError:
-            raise FsRefusal("unreadable", path) from None
+            raise FsRefused("unreadable", path) from None
         if not chunk:
             break
         chunks.append(chunk)
@@ -253,19 +253,19 @@ def _read_capped(fd: int, first: int, cap: int, path: Path) -> bytes:
     return b"".join(chunks)
 
 
-def _classify(exc: OSError, parent: int, name: str, path: Path, *, directory: bool) -> FsRefusal:
+def _classify(exc: OSError, parent: int, name: str, path: Path, *, directory: bool) -> FsRefused:
     """Name the failure of an ``open``/``lstat``; the request fails whatever the answer."""
     if exc.errno in (errno.ENOENT, errno.ENAMETOOLONG):
-        return FsRefusal("missing", path)
+        return FsRefused("missing", path)
     if exc.errno == errno.ELOOP:
-        return FsRefusal("symlink", path)
+        return FsRefused("symlink", path)
     if exc.errno == errno.ENOTDIR and directory:
         # O_DIRECTORY|O_NOFOLLOW reports a symlink as ENOTDIR: look (without following).
         try:
             info = os.stat(name, dir_fd=parent, follow_symlinks=False)
         except OSError:
-            return FsRefusal("io", path)
+            return FsRefused("io", path)
         if stat.S_ISLNK(info.st_mode):
-            return FsRefusal("symlink", path)
-        return FsRefusal("not_directory", path)
-    return FsRefusal("io", path)
+            return FsRefused("symlink", path)
+        return FsRefused("not_directory", path)
+    return FsRefused("io", path)

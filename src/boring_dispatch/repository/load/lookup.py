@@ -36,7 +36,7 @@ from boring_dispatch.records import ModuleRecord, RepositoryConfig, SourceRecord
 from boring_dispatch.repository import ids
 from boring_dispatch.repository.load.files import (
     MAX_BLUEPRINT_BYTES,
-    FsRefusal,
+    FsRefused,
     read_regular,
     relative_parts,
     stat_regular,
@@ -218,7 +218,7 @@ class ModuleLoader:
         """The file's bytes, or ``None`` when a component is missing."""
         try:
             return self._files.read(path, MAX_BLUEPRINT_BYTES)
-        except FsRefusal as refusal:
+        except FsRefused as refusal:
             if refusal.reason == "missing":
                 return None
             raise _fs_error(refusal, f"blueprint of {module_id}", module_id) from None
@@ -227,14 +227,14 @@ class ModuleLoader:
         path = self._source_path(module, authored, what)
         try:
             return self._files.read(path, MAX_BLUEPRINT_BYTES)
-        except FsRefusal as refusal:
+        except FsRefused as refusal:
             raise _source_fs_error(refusal, what, module.module_id) from None
 
     def _check_gateway_file(self, module: ModuleRecord, authored: str, what: str) -> None:
         path = self._source_path(module, authored, what)
         try:
             self._files.stat(path)
-        except FsRefusal as refusal:
+        except FsRefused as refusal:
             raise _source_fs_error(refusal, what, module.module_id) from None
 
     def _source_path(self, module: ModuleRecord, authored: object, what: str) -> Path:
@@ -307,14 +307,14 @@ def _version(blueprint: Mapping[str, object], what: str, owner: str) -> int:
     return version
 
 
-def _fs_error(refusal: FsRefusal, what: str, owner: str) -> RouteError:
+def _fs_error(refusal: FsRefused, what: str, owner: str) -> RouteError:
     if refusal.reason in ("too_large", "unreadable"):
         reason = "too large" if refusal.reason == "too_large" else "unreadable"
         return BlueprintMalformed(f"{what}: {reason}", target_module_id=owner)
     return UnsafeBlueprintPath(f"{what}: {_FS_REASONS[refusal.reason]}", target_module_id=owner)
 
 
-def _source_fs_error(refusal: FsRefusal, what: str, owner: str) -> RouteError:
+def _source_fs_error(refusal: FsRefused, what: str, owner: str) -> RouteError:
     if refusal.reason == "missing":
         return SourceNotFound(f"{what}: file not found", target_module_id=owner)
     return _fs_error(refusal, what, owner)

@@ -15,7 +15,7 @@ from pathlib import Path
 from boring_dispatch.errors import BlueprintMalformed, RouteError
 from boring_dispatch.records import RepositoryConfig
 from boring_dispatch.repository import ids
-from boring_dispatch.repository.load.files import MAX_BLUEPRINT_BYTES, FsRefusal, read_regular
+from boring_dispatch.repository.load.files import MAX_BLUEPRINT_BYTES, FsRefused, read_regular
 from boring_dispatch.repository.strict_yaml.load import load_yaml
 
 __all__ = ["exported_interfaces", "iter_exports"]
@@ -73,6 +73,6 @@ def _read(path: Path) -> dict[str, object]:
     # checked on the opened descriptor (no check-then-open race).
     try:
         data = read_regular(path, MAX_BLUEPRINT_BYTES)
-    except FsRefusal as refusal:
+    except FsRefused as refusal:
         raise BlueprintMalformed(f"cannot read {path}: {refusal.reason}") from None
     return load_yaml(data, what=str(path))
