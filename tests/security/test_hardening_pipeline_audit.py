@@ -1,6 +1,6 @@
 """Finding 1 (second half): an audit write that fails never leaves a call unrecorded silently.
 
-The decision (docs/_fragments/pipeline.md): the record is a JSON-safe snapshot,
+The decision (docs/security.md): the record is a JSON-safe snapshot,
 so its content cannot fail the sink. When a sink still fails, the pipeline
 offers it a minimal record (no arguments, no result, no message); when that
 fails too, it logs an ERROR naming the lost record, marks the sink failing,
