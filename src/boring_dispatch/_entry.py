@@ -23,9 +23,10 @@ is found on ``PYTHONPATH`` as usual. ``python -I -m boring_dispatch`` avoids
 even that.
 
 ``dispatcher ... --registry pkg.module:NAME`` loads the operator's own module:
-the working directory and the ``PYTHONPATH`` entries are appended *after*
-the standard library and site-packages for that (see ``_cli_commands``), so
-they can add that module but shadow nothing the dispatcher imports.
+when nothing installed has its top-level name, that one name is read from the
+working directory or a ``PYTHONPATH`` entry by its spec, and nothing is added
+to ``sys.path`` (see :mod:`boring_dispatch.registry.spec`), so a checkout can
+add that module but shadow nothing the dispatcher imports.
 """
 
 import os
