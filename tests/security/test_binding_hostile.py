@@ -560,3 +560,4 @@ def test_a_pattern_mode_secret_flag_in_argv_is_refused_without_echoing_it() -> N
             repository.resolve(request)
         assert "TOPSECRET-CANARY" not in caught.value.message
         assert "--client-secret" in caught.value.message
+        assert caught.value.reason == "secret_in_argv"  # kept through the pipeline

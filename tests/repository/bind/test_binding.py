@@ -60,14 +60,16 @@ def test_an_interface_without_a_process_binding_is_not_process_bindable(
 
 @pytest.mark.parametrize("interface", [[], "process", None])
 def test_an_interface_that_is_not_a_mapping_is_refused(interface: object) -> None:
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         compile_binding(interface, interface_id=IID, argv=(), stdin=False)  # type: ignore[arg-type]
+    assert caught.value.reason == "binding_malformed"
 
 
 def test_the_refusal_names_the_terminal_module_of_the_requested_export() -> None:
     with pytest.raises(ResolutionFailed) as caught:
         compile_({"version": 1})
     assert caught.value.target_module_id == "demo._rtx"
+    assert caught.value.reason == "not_bindable"
 
 
 def test_route_smoke_is_matched_like_any_other_token() -> None:
@@ -341,14 +343,16 @@ def test_unnamed_patterns_are_named_by_index() -> None:
 
 @pytest.mark.parametrize("argv", ["abc", b"abc", None, {"a": 1}, ["a", 1], ("a", None)])
 def test_an_argv_that_is_not_a_list_of_strings_is_refused(argv: object) -> None:
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         compile_binding(iface({}), interface_id=IID, argv=argv, stdin=False)  # type: ignore[arg-type]
+    assert caught.value.reason == "argv_malformed"
 
 
 @pytest.mark.parametrize("stdin", [None, 1, "true", 0])
 def test_stdin_must_be_a_real_boolean(stdin: object) -> None:
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         compile_binding(iface({}), interface_id=IID, argv=(), stdin=stdin)  # type: ignore[arg-type]
+    assert caught.value.reason == "argv_malformed"
 
 
 # --------------------------------------------------------------------------- #
@@ -479,6 +483,7 @@ def test_python_target_refuses_entries_that_are_not_plain_identifiers(entry: str
     with pytest.raises(ResolutionFailed) as caught:
         python_target(module, source, entry)
     assert caught.value.message.startswith("cannot build Python target for wakeup.source.s: ")
+    assert caught.value.reason == "target_malformed"
 
 
 @pytest.mark.parametrize(
@@ -504,12 +509,14 @@ def test_python_target_refuses_entries_that_are_not_plain_identifiers(entry: str
 )
 def test_python_target_refuses_unsafe_or_non_importable_gateway_paths(path: str) -> None:
     module, source = records("wakeup", path)
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         python_target(module, source, "Interface")
+    assert caught.value.reason == "target_malformed"
 
 
 def test_python_target_refuses_a_source_of_another_module() -> None:
     module, _ = records("wakeup", "cli.py")
     _, source = records("other", "cli.py")
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         python_target(module, source, "Interface")
+    assert caught.value.reason == "target_malformed"
