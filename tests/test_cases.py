@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from boring_dispatch.errors import RouteError
+from boring_dispatch.errors import ResolutionFailed, RouteError
 from boring_dispatch.records import Route
 from boring_dispatch.repository.repository import Repository, dry_run_payload
 from kits.cases import Case, CaseFileError, load_cases
@@ -48,6 +48,8 @@ def _check_denial(case: Case, error: RouteError) -> None:
     assert error.code == case.want.error_code, error.message
     if case.want.message is not None:
         assert error.message == case.want.message
+    if isinstance(error, ResolutionFailed):
+        assert error.reason == case.want.reason, error.message
     if error.code == "dispatcher.unauthorized_caller":
         assert error.interface_id == case.request.target
         assert error.caller_module_id == case.request.caller

@@ -74,6 +74,7 @@ def test_an_export_that_needs_a_secret_in_argv_is_refused() -> None:
         with pytest.raises(ResolutionFailed) as caught:
             _resolve(export_id, BINDABLE[export_id])
         assert "must travel on stdin" in caught.value.message
+        assert caught.value.reason == "secret_in_argv"
 
 
 @pytest.mark.parametrize("export_id", sorted(set(BINDABLE) - SECRET_IN_ARGV))

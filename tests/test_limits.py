@@ -55,6 +55,7 @@ def test_the_launcher_backstop_refuses_a_command_over_a_cap(
     with pytest.raises(ResolutionFailed) as caught:
         _command(tokens, tmp_path)
     assert caught.value.code == "dispatcher.resolution_failed"
+    assert caught.value.reason is None  # the launcher's backstop, not a bind-stage check
 
 
 def test_a_projection_over_the_token_cap_is_refused() -> None:

@@ -306,7 +306,35 @@ class UnauthorizedCaller(RouteError):
 
 
 class ResolutionFailed(RouteError):
+    """The route could not be resolved: most often the bind stage refused the argv or binding.
+
+    ``reason`` names the bind-stage check that refused (a
+    ``boring_dispatch.repository._shapes.RefusalReason`` such as ``no_pattern``
+    or ``value_type``), ``None`` for refusals made outside the bind stage. It is
+    internal, for tests and debugging: the public identity stays ``code``, and
+    ``reason`` is not part of :meth:`to_dict` (the CLI JSON error line), the MCP
+    result or the dry-run payload, which are the same with or without it.
+    """
+
     code = "dispatcher.resolution_failed"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        caller_module_id: str = "",
+        target_module_id: str = "",
+        interface_id: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        super().__init__(
+            message,
+            caller_module_id=caller_module_id,
+            target_module_id=target_module_id,
+            interface_id=interface_id,
+        )
+        #: The bind-stage check that refused; ``None`` outside the bind stage. Never shown.
+        self.reason: Final = reason
 
 
 class LaunchFailed(RouteError):

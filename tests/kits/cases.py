@@ -22,6 +22,7 @@ Case file schema (unknown keys are errors, so a typo cannot silently pass)::
           decision: admit | deny
           error_code: dispatcher.<name>           # required iff deny
           message: exact text                     # only where the message is the contract
+          reason: <RefusalReason>                 # required iff dispatcher.resolution_failed
           command, pattern, stdin, crossed_gates, filters ("<kind>:<owner>"),
           warnings (codes, in order), implementing_source_id, script_interface,
           target_module_id, cwd (POSIX, relative to the repository root)
@@ -56,6 +57,7 @@ from typing import Final
 import yaml
 
 from boring_dispatch.records import RouteRequest
+from boring_dispatch.repository._shapes import REFUSAL_REASONS
 
 __all__ = [
     "CASES_DIR",
@@ -88,6 +90,7 @@ _WANT_KEYS: Final = frozenset(
         "decision",
         "error_code",
         "message",
+        "reason",
         "command",
         "pattern",
         "stdin",
@@ -153,6 +156,8 @@ class Want:
     decision: str
     error_code: str | None = None
     message: str | None = None
+    #: The internal bind-stage reason (``ResolutionFailed.reason``) of a resolution_failed denial.
+    reason: str | None = None
     #: Every other expectation, by key (see the module docstring).
     fields: Mapping[str, object] = field(default_factory=dict)
 
@@ -313,8 +318,20 @@ def _want(value: object, here: str, *, live: bool) -> Want:
     message = raw.get("message")
     if message is not None and not isinstance(message, str):
         raise CaseFileError(f"{here}: want.message must be a string")
-    rest = {k: v for k, v in raw.items() if k not in ("decision", "error_code", "message")}
-    return Want(str(decision), error_code if isinstance(error_code, str) else None, message, rest)
+    reason = raw.get("reason")
+    if (error_code == "dispatcher.resolution_failed") != (reason in REFUSAL_REASONS):
+        raise CaseFileError(
+            f"{here}: want.reason (a refusal reason) is required iff resolution_failed"
+        )
+    own = ("decision", "error_code", "message", "reason")
+    rest = {k: v for k, v in raw.items() if k not in own}
+    return Want(
+        str(decision),
+        error_code if isinstance(error_code, str) else None,
+        message,
+        str(reason) if reason is not None else None,
+        rest,
+    )
 
 
 def _repository(raw: dict[str, object], here: str) -> RepositorySpec:

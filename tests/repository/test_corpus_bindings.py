@@ -17,6 +17,7 @@ import pytest
 
 from boring_dispatch.errors import ResolutionFailed, SecurityLevelUnavailable
 from boring_dispatch.records import CompiledBinding
+from boring_dispatch.repository._shapes import RefusalReason
 from boring_dispatch.repository.bind.binding import compile_binding, python_target, secret_arguments
 from boring_dispatch.repository.facts.audiences import output_audiences
 from boring_dispatch.repository.facts.levels import derive_level
@@ -37,9 +38,11 @@ def compile_(export_id: str, *argv: str, stdin: bool = False) -> CompiledBinding
     )
 
 
-def refusal(export_id: str, *argv: str, stdin: bool = False) -> str:
+def refusal(export_id: str, *argv: str, stdin: bool = False, reason: RefusalReason) -> str:
     with pytest.raises(ResolutionFailed) as caught:
         compile_(export_id, *argv, stdin=stdin)
+    assert caught.value.code == "dispatcher.resolution_failed"
+    assert caught.value.reason == reason, caught.value.message
     return caught.value.message
 
 
@@ -71,10 +74,10 @@ def test_every_corpus_pattern_accepts_its_minimal_argv(export_id: str, index: in
     name = pattern.get("name", f"pattern_{index}")
     argv = minimal_argv(pattern)
     if (export_id, name) in UNSATISFIABLE:
-        refusal(export_id, *argv)
+        refusal(export_id, *argv, reason="no_pattern")
         return
     if export_id in SECRET_IN_ARGV:
-        assert "must travel on stdin" in refusal(export_id, *argv)
+        assert "must travel on stdin" in refusal(export_id, *argv, reason="secret_in_argv")
         return
     compiled = compile_(export_id, *argv)
     assert compiled.pattern == name
@@ -84,7 +87,7 @@ def test_every_corpus_pattern_accepts_its_minimal_argv(export_id: str, index: in
     if pattern.get("allow_stdin") is True:
         assert compile_(export_id, *argv, stdin=True).takes_stdin is True
     else:
-        refusal(export_id, *argv, stdin=True)
+        refusal(export_id, *argv, stdin=True, reason="no_pattern")
 
 
 @pytest.mark.parametrize(
@@ -116,7 +119,7 @@ def test_argument_mode_exports_compile(export_id: str, argv: list[str], command:
 
 
 def test_auto_policy_refuses_an_unknown_action() -> None:
-    refusal("wakeup.interface.auto-policy", "maybe")
+    refusal("wakeup.interface.auto-policy", "maybe", reason="value_enum")
 
 
 @pytest.mark.parametrize("export_id", sorted(BINDABLE))
@@ -164,13 +167,19 @@ def test_read_list_passes_the_argv_through() -> None:
 
 def test_read_list_route_smoke_is_not_special() -> None:
     """Upstream's shortcut compiled ``["read", "--route-smoke"]``; here it matches no pattern."""
-    refusal(READ_LIST, "--route-smoke")
+    refusal(READ_LIST, "--route-smoke", reason="no_pattern")
 
 
 def test_get_weather_observations() -> None:
-    assert "does not match any declared pattern" in refusal(WEATHER, "--verbose")
-    assert "does not match any declared pattern" in refusal(WEATHER, "--date", "2026-1-2")
-    assert refusal(WEATHER, "--location", "-x").endswith("flag --location requires a value")
+    assert "does not match any declared pattern" in refusal(
+        WEATHER, "--verbose", reason="no_pattern"
+    )
+    assert "does not match any declared pattern" in refusal(
+        WEATHER, "--date", "2026-1-2", reason="no_pattern"
+    )
+    assert refusal(WEATHER, "--location", "-x", reason="missing_option_value").endswith(
+        "flag --location requires a value"
+    )
 
 
 def test_update_list_observations() -> None:
@@ -184,9 +193,9 @@ def test_update_list_observations() -> None:
     plain = compile_(UPDATE_LIST, "x.yaml")
     assert (plain.pattern, plain.takes_stdin) == ("stdin-batch", False)
     assert "does not match any declared pattern" in refusal(
-        UPDATE_LIST, "x.yaml", "--file", "p", stdin=True
+        UPDATE_LIST, "x.yaml", "--file", "p", stdin=True, reason="no_pattern"
     )
-    assert refusal(UPDATE_LIST, "x.yaml", "--file=p.yaml").endswith(
+    assert refusal(UPDATE_LIST, "x.yaml", "--file=p.yaml", reason="switch_with_value").endswith(
         "switch --file does not take a value"
     )
 
@@ -308,9 +317,9 @@ def test_route_5_appends_the_default_delay() -> None:
 
 
 def test_route_2_variants() -> None:
-    refusal("daily-plan._rtx.interface.render-plan", "--route-smoke")
+    refusal("daily-plan._rtx.interface.render-plan", "--route-smoke", reason="no_pattern")
     assert "does not match any declared pattern" in refusal(
-        "daily-plan._rtx.interface.render-plan", "bogus", "a", "b"
+        "daily-plan._rtx.interface.render-plan", "bogus", "a", "b", reason="no_pattern"
     )
 
 

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from boring_dispatch.errors import ResolutionFailed, SecurityLevelUnavailable
 from boring_dispatch.records import ModuleRecord
-from boring_dispatch.repository._regex import compile_pattern
-from boring_dispatch.repository._shapes import BindingRefusedError
+from boring_dispatch.repository._regex import MAX_PATTERN_LENGTH, compile_pattern
+from boring_dispatch.repository._shapes import BindingRefused, RefusalReason
 from boring_dispatch.repository.bind import binding as binding_module
 from boring_dispatch.repository.bind.binding import (
     MAX_ARGV_BYTES,
@@ -174,10 +174,13 @@ def compile_(
     return compile_binding(interface, interface_id=IID, argv=argv, stdin=stdin).command
 
 
-def refused(interface: Mapping[str, object], argv: Sequence[str]) -> ResolutionFailed:
+def refused(
+    interface: Mapping[str, object], argv: Sequence[str], reason: RefusalReason
+) -> ResolutionFailed:
     with pytest.raises(ResolutionFailed) as caught:
         compile_(interface, argv)
     assert caught.value.code == "dispatcher.resolution_failed"
+    assert caught.value.reason == reason, caught.value.message
     return caught.value
 
 
@@ -222,7 +225,7 @@ def test_bad_values_are_refused_before_the_binding_is_read(
     interface: Mapping[str, object], argv: list[str]
 ) -> None:
     """Even a non-bindable interface gets the value refusal: the argv is checked first."""
-    error = refused(interface, argv)
+    error = refused(interface, argv, reason="argv_malformed")
     assert "interface is not process-bindable" not in error.message
 
 
@@ -241,8 +244,8 @@ def test_blueprint_values_obey_the_same_caps() -> None:
             "patterns": [{}],
         }
     }
-    refused(prefix, [])
-    refused(one_argument(default="x\x00"), [])
+    refused(prefix, [], reason="command_malformed")
+    refused(one_argument(default="x\x00"), [], reason="command_malformed")
 
 
 # --------------------------------------------------------------------------- #
@@ -260,13 +263,13 @@ def test_hostile_tokens_pass_through_argument_mode_as_values() -> None:
     # After "--" again whenever one begins with "-"; the value "--" itself is refused.
     values = [token for token in HOSTILE_ARGV_TOKENS if token != "--"]
     assert compile_(STRING_ARG, ["--", *values]) == ("--", *values)
-    refused(STRING_ARG, ["--", *HOSTILE_ARGV_TOKENS])
+    refused(STRING_ARG, ["--", *HOSTILE_ARGV_TOKENS], reason="dash_value")
 
 
 def test_a_flag_shaped_value_cannot_inject_a_flag_pattern_match() -> None:
     """``--date=2026-01-02`` stays one token; a value flag never takes a dash-led value."""
     assert compile_(WEATHER, ["--date=2026-01-02"]) == ("--date=2026-01-02",)
-    refused(WEATHER, ["--location", "--date=2026-01-02"])
+    refused(WEATHER, ["--location", "--date=2026-01-02"], reason="missing_option_value")
 
 
 # --------------------------------------------------------------------------- #
@@ -323,11 +326,13 @@ def test_catastrophic_or_over_long_patterns_are_refused(regex: str) -> None:
             "patterns": [{"positional_patterns": {"0": regex}}],
         }
     }
-    refused(positional, [])
+    # an over-long pattern is never compiled: it never matches (no_pattern)
+    never_compiled = len(regex) > MAX_PATTERN_LENGTH
+    refused(positional, [], reason="no_pattern" if never_compiled else "regex_refused")
     format_regex = one_argument(
         {"kind": "string", "format": {"regex": {"pattern": regex, "matching": "full"}}}
     )
-    refused(format_regex, ["x"])
+    refused(format_regex, ["x"], reason="regex_refused")
 
 
 def test_an_over_long_flag_pattern_is_never_compiled_and_never_matches() -> None:
@@ -339,7 +344,7 @@ def test_an_over_long_flag_pattern_is_never_compiled_and_never_matches() -> None
         }
     }
     assert compile_(interface, []) == ()
-    refused(interface, ["--v", "a"])
+    refused(interface, ["--v", "a"], reason="no_pattern")
 
 
 @pytest.mark.parametrize(
@@ -366,7 +371,7 @@ def test_values_over_the_subject_cap_never_reach_a_pattern() -> None:
         }
     }
     assert compile_(interface, ["a" * 4096]) == ("a" * 4096,)
-    refused(interface, ["a" * 4097])
+    refused(interface, ["a" * 4097], reason="no_pattern")
 
 
 # --------------------------------------------------------------------------- #
@@ -375,36 +380,36 @@ def test_values_over_the_subject_cap_never_reach_a_pattern() -> None:
 
 @pytest.mark.parametrize("value", ["1.0", "true", "+1", "1e0", " 1"])
 def test_type_confusion_is_refused_for_integers(value: str) -> None:
-    refused(one_argument({"kind": "integer"}), ["--", value])
+    refused(one_argument({"kind": "integer"}), ["--", value], reason="value_type")
 
 
 def test_a_secret_never_appears_in_the_command_and_is_required_on_stdin() -> None:
-    refused(one_argument(sensitivity="secret"), [CANARY])
+    refused(one_argument(sensitivity="secret"), [CANARY], reason="secret_in_argv")
     stdin = {"kind": "stdin", "encoding": "utf-8", "framing": "raw"}
     on_stdin = one_argument(sensitivity="secret", bound=stdin)
     assert compile_(on_stdin, [], stdin=True) == ()
-    refused(on_stdin, [])
+    refused(on_stdin, [], reason="stdin_required")
 
 
 @pytest.mark.parametrize(
-    ("interface", "argv"),
+    ("interface", "argv", "reason"),
     [
-        (ANYTHING, ["--x", CANARY, "--x"]),
-        (ANYTHING, [f"-{CANARY}", f"-{CANARY}"]),
-        (ANYTHING, [f"--{CANARY}={CANARY}"]),
-        (WEATHER, ["--date", CANARY]),
-        (WEATHER, [CANARY]),
-        (UPDATE_LIST, [CANARY, f"--file={CANARY}"]),
-        (SCHEDULE, [CANARY, "abc", "5h"]),
-        (SCHEDULE, ["claude", "abc", "5h", CANARY]),
-        (SCHEDULE, ["claude", "abc", "5h", f"--{CANARY}"]),
-        (SCHEDULE, ["claude", "abc", "5h", f"--delay={CANARY}"]),
+        (ANYTHING, ["--x", CANARY, "--x"], "duplicate_option"),
+        (ANYTHING, [f"-{CANARY}", f"-{CANARY}"], "duplicate_option"),
+        (ANYTHING, [f"--{CANARY}={CANARY}"], "switch_with_value"),
+        (WEATHER, ["--date", CANARY], "no_pattern"),
+        (WEATHER, [CANARY], "no_pattern"),
+        (UPDATE_LIST, [CANARY, f"--file={CANARY}"], "switch_with_value"),
+        (SCHEDULE, [CANARY, "abc", "5h"], "value_enum"),
+        (SCHEDULE, ["claude", "abc", "5h", CANARY], "too_many_positionals"),
+        (SCHEDULE, ["claude", "abc", "5h", f"--{CANARY}"], "unknown_option"),
+        (SCHEDULE, ["claude", "abc", "5h", f"--delay={CANARY}"], "unknown_option"),
     ],
 )
 def test_refusal_messages_never_contain_argument_values(
-    interface: Mapping[str, object], argv: list[str]
+    interface: Mapping[str, object], argv: list[str], reason: RefusalReason
 ) -> None:
-    assert CANARY not in refused(interface, argv).message
+    assert CANARY not in refused(interface, argv, reason=reason).message
 
 
 # --------------------------------------------------------------------------- #
@@ -431,7 +436,7 @@ def test_the_compilers_safety_net_is_never_needed(
     interface: dict[str, object], argv: list[str], stdin: bool
 ) -> None:
     """The inner compiler raises only its own refusal: the broad except stays unused."""
-    with contextlib.suppress(BindingRefusedError):
+    with contextlib.suppress(BindingRefused):
         binding_module._compile(interface, argv, stdin)
 
 
@@ -443,7 +448,7 @@ def test_mutated_corpus_bindings_only_ever_refuse_cleanly(
     mutated = data.draw(nested_mutations(original))
     if original is RICH:
         argv = data.draw(st.lists(st.sampled_from(RICH_TOKENS), max_size=10))
-    with contextlib.suppress(BindingRefusedError):
+    with contextlib.suppress(BindingRefused):
         binding_module._compile(mutated, argv, stdin)
 
 
@@ -454,7 +459,7 @@ def test_mutated_corpus_bindings_only_ever_refuse_cleanly(
     )
 )
 def test_argument_mode_refuses_only_with_resolution_failed(argv: list[str]) -> None:
-    with contextlib.suppress(BindingRefusedError):
+    with contextlib.suppress(BindingRefused):
         binding_module._compile(SCHEDULE, argv, stdin=False)
 
 
@@ -555,3 +560,4 @@ def test_a_pattern_mode_secret_flag_in_argv_is_refused_without_echoing_it() -> N
             repository.resolve(request)
         assert "TOPSECRET-CANARY" not in caught.value.message
         assert "--client-secret" in caught.value.message
+        assert caught.value.reason == "secret_in_argv"  # kept through the pipeline

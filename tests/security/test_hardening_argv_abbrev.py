@@ -80,6 +80,7 @@ def test_every_abbreviation_of_a_secret_flag_is_refused_in_pattern_mode(
         _compile(interface, [*before, *flag])
     assert "must travel on stdin" in caught.value.message
     assert SECRET not in caught.value.message
+    assert caught.value.reason == "secret_in_argv"
 
 
 @pytest.mark.parametrize(
@@ -97,6 +98,7 @@ def test_an_abbreviation_of_a_forbidden_flag_matches_no_pattern(end: int) -> Non
     with pytest.raises(ResolutionFailed) as caught:
         _compile(interface, ["x", "--force-delete"[:end]])
     assert "does not match any declared pattern" in caught.value.message
+    assert caught.value.reason == "no_pattern"
 
 
 def test_a_flag_the_pattern_declares_is_not_an_abbreviation() -> None:

@@ -310,6 +310,7 @@ def test_a_dash_led_item_among_several_of_a_multi_value_option_is_refused(
         with pytest.raises(ResolutionFailed) as caught:
             Repository(config).resolve(_request("parsed", argv))
         assert value not in caught.value.message
+        assert caught.value.reason == "dash_value"
     alone = Repository(config).resolve(_request("parsed", ("a", "--tags", value))).binding
     assert _gateway_view(alone.command) == _as_positionals(["a"]) | {"tags": [value]}
 
@@ -327,8 +328,9 @@ def test_the_value_double_dash_is_refused_in_argument_mode(
     config: Path, argv: tuple[str, ...]
 ) -> None:
     """argparse drops a second ``--`` (Python 3.11), so the gateway would not see the value."""
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         Repository(config).resolve(_request("parsed", argv))
+    assert caught.value.reason == "dash_value"
 
 
 # --------------------------------------------------------------------------- #

@@ -132,11 +132,11 @@ def formatted(regex: str, matching: str = "full") -> dict[str, object]:
 
 
 def bind(interface: Mapping[str, object], argv: list[str]) -> tuple[str, ...] | str:
-    """The compiled command, or the refusal's code and message."""
+    """The compiled command, or the refusal's code, internal reason and message."""
     try:
         return compile_binding(interface, interface_id=IID, argv=argv, stdin=False).command
     except ResolutionFailed as refused:
-        return f"{refused.code}: {refused.message}"
+        return f"{refused.code}: {refused.reason}: {refused.message}"
 
 
 # --------------------------------------------------------------------------- #
@@ -184,7 +184,7 @@ def test_the_findings_31_character_argument_is_answered_correctly_and_fast() -> 
     for length in (0, 30, 63, MAX_SUBJECT_LENGTH):
         outcome = bind(positional(regex), ["a" * length])
         assert isinstance(outcome, str)
-        assert outcome.startswith("dispatcher.resolution_failed: ")
+        assert outcome.startswith("dispatcher.resolution_failed: no_pattern: ")
 
 
 @pytest.mark.parametrize("regex", FAMILY[:3] + FAMILY[-3:])
@@ -575,7 +575,7 @@ def test_constructs_without_an_exact_translation_are_refused_with_a_dispatcher_c
     ):
         outcome = bind(interface, argv)
         assert isinstance(outcome, str), regex
-        assert outcome.startswith("dispatcher.resolution_failed: "), outcome
+        assert outcome.startswith("dispatcher.resolution_failed: regex_refused: "), outcome
         assert canary not in outcome
     record = ModuleRecord(
         module_id="m._rtx",

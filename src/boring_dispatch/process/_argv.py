@@ -106,6 +106,7 @@ def child_argv(
             error.message,
             caller_module_id=route.caller_module_id,
             target_module_id=route.target_module_id,
+            reason=error.reason,
         ) from None
     return (*prefix, *route.binding.command)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from boring_dispatch._value import value
 from boring_dispatch.errors import (
     InvalidRouteRequest,
+    ResolutionFailed,
     RouteError,
     SecurityLevelMismatch,
     SecurityLevelUnavailable,
@@ -189,11 +190,20 @@ def _with_caller(error: RouteError, caller: str) -> RouteError:
     """Fill in the caller ID that stage errors leave empty (fixes upstream quirk A5)."""
     if error.caller_module_id or not isinstance(caller, str):
         return error
-    copy = type(error)(
-        error.message,
-        caller_module_id=caller,
-        target_module_id=error.target_module_id,
-        interface_id=error.interface_id,
-    )
+    if isinstance(error, ResolutionFailed):  # keeps the internal reason of a bind refusal
+        copy: RouteError = type(error)(
+            error.message,
+            caller_module_id=caller,
+            target_module_id=error.target_module_id,
+            interface_id=error.interface_id,
+            reason=error.reason,
+        )
+    else:
+        copy = type(error)(
+            error.message,
+            caller_module_id=caller,
+            target_module_id=error.target_module_id,
+            interface_id=error.interface_id,
+        )
     copy.__cause__ = error.__cause__
     return copy

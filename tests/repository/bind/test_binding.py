@@ -10,6 +10,7 @@ import pytest
 from boring_dispatch.errors import ResolutionFailed
 from boring_dispatch.records import CompiledBinding, ModuleRecord, PythonTarget, SourceRecord
 from boring_dispatch.repository import ids
+from boring_dispatch.repository._shapes import RefusalReason
 from boring_dispatch.repository.bind.binding import compile_binding, python_target, secret_arguments
 
 IID = "demo._rtx.interface.run"
@@ -26,10 +27,13 @@ def compile_(interface: dict[str, object], *argv: str, stdin: bool = False) -> C
     return compile_binding(interface, interface_id=IID, argv=argv, stdin=stdin)
 
 
-def refused(interface: dict[str, object], *argv: str, stdin: bool = False) -> str:
+def refused(
+    interface: dict[str, object], *argv: str, stdin: bool = False, reason: RefusalReason
+) -> str:
     with pytest.raises(ResolutionFailed) as caught:
         compile_(interface, *argv, stdin=stdin)
     assert caught.value.code == "dispatcher.resolution_failed"
+    assert caught.value.reason == reason, caught.value.message
     assert caught.value.message.startswith(f"cannot compile {IID}: ")
     return caught.value.message
 
@@ -51,32 +55,34 @@ def refused(interface: dict[str, object], *argv: str, stdin: bool = False) -> st
 def test_an_interface_without_a_process_binding_is_not_process_bindable(
     interface: dict[str, object],
 ) -> None:
-    assert refused(interface).endswith("interface is not process-bindable")
+    assert refused(interface, reason="not_bindable").endswith("interface is not process-bindable")
 
 
 @pytest.mark.parametrize("interface", [[], "process", None])
 def test_an_interface_that_is_not_a_mapping_is_refused(interface: object) -> None:
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         compile_binding(interface, interface_id=IID, argv=(), stdin=False)  # type: ignore[arg-type]
+    assert caught.value.reason == "binding_malformed"
 
 
 def test_the_refusal_names_the_terminal_module_of_the_requested_export() -> None:
     with pytest.raises(ResolutionFailed) as caught:
         compile_({"version": 1})
     assert caught.value.target_module_id == "demo._rtx"
+    assert caught.value.reason == "not_bindable"
 
 
 def test_route_smoke_is_matched_like_any_other_token() -> None:
     """ARCHITECTURE 3.4: upstream's ``--route-smoke`` shortcut does not exist."""
     interface = iface({"min_positionals": 1}, args_prefix=["read"])
-    refused(interface, "--route-smoke")
+    refused(interface, "--route-smoke", reason="no_pattern")
     smoke_allowed = iface({"allowed_flags": ["--route-smoke"]})
     assert compile_(smoke_allowed, "--route-smoke").command == ("--route-smoke",)
 
 
 def test_patterns_cannot_mix_with_explicit_bindings() -> None:
-    refused(iface({}, arguments={"a": {"kind": "positional"}}))
-    refused(iface({}, fixed=[{"kind": "switch", "name": "--x"}]))
+    refused(iface({}, arguments={"a": {"kind": "positional"}}), reason="binding_malformed")
+    refused(iface({}, fixed=[{"kind": "switch", "name": "--x"}]), reason="binding_malformed")
     assert compile_(iface({}, arguments={}, fixed=[])).command == ()
 
 
@@ -96,7 +102,7 @@ def test_patterns_cannot_mix_with_explicit_bindings() -> None:
     ],
 )
 def test_a_malformed_binding_is_refused(binding: dict[str, object]) -> None:
-    refused({"process_binding": binding})
+    refused({"process_binding": binding}, reason="binding_malformed")
 
 
 def test_transport_descriptions_are_accepted_and_ignored() -> None:
@@ -118,12 +124,16 @@ def test_the_command_is_the_prefix_plus_the_argv_unchanged() -> None:
 
 
 def test_a_repeated_flag_is_a_hard_error() -> None:
-    assert refused(iface(VALUE), "--date", "2026", "--date=2027").endswith("duplicate flag --date")
-    refused(iface({"allow_extra_positionals": True}), "-x", "-x")
+    assert refused(
+        iface(VALUE), "--date", "2026", "--date=2027", reason="duplicate_option"
+    ).endswith("duplicate flag --date")
+    refused(iface({"allow_extra_positionals": True}), "-x", "-x", reason="duplicate_option")
 
 
 def test_a_repeated_undeclared_flag_is_not_echoed() -> None:
-    message = refused(iface({"allow_extra_positionals": True}), "-hunter2", "-hunter2")
+    message = refused(
+        iface({"allow_extra_positionals": True}), "-hunter2", "-hunter2", reason="duplicate_option"
+    )
     assert "hunter2" not in message
 
 
@@ -132,7 +142,9 @@ def test_a_repeated_undeclared_flag_is_not_echoed() -> None:
     [("--date",), ("--date=",), ("--date", "--"), ("--date", "-x"), ("--date", "--other")],
 )
 def test_a_value_flag_without_a_value_is_a_hard_error(argv: tuple[str, ...]) -> None:
-    assert refused(iface(VALUE), *argv).endswith("flag --date requires a value")
+    assert refused(iface(VALUE), *argv, reason="missing_option_value").endswith(
+        "flag --date requires a value"
+    )
 
 
 def test_a_lone_dash_is_a_value_and_an_empty_next_token_is_a_value() -> None:
@@ -142,10 +154,10 @@ def test_a_lone_dash_is_a_value_and_an_empty_next_token_is_a_value() -> None:
 
 
 def test_a_switch_with_an_inline_value_is_a_hard_error() -> None:
-    assert refused(iface({}), "--verbose=1").endswith(
+    assert refused(iface({}), "--verbose=1", reason="switch_with_value").endswith(
         "switch (an undeclared flag) does not take a value"
     )
-    assert refused(iface({"allowed_flags": ["--v"]}), "--v=").endswith(
+    assert refused(iface({"allowed_flags": ["--v"]}), "--v=", reason="switch_with_value").endswith(
         "switch --v does not take a value"
     )
 
@@ -154,13 +166,13 @@ def test_a_tokenising_error_in_any_pattern_refuses_even_if_another_would_match()
     """A9: the second pattern treats --file as a switch, so --file=p is a hard error."""
     file_mode = {"name": "file", "flag_patterns": {"--file": ".+"}, "required_flags": ["--file"]}
     batch = {"name": "batch", "forbidden_flags": ["--file"]}
-    refused(iface(file_mode, batch), "--file=p")
+    refused(iface(file_mode, batch), "--file=p", reason="switch_with_value")
     assert compile_(iface(file_mode, batch), "--file", "p").pattern == "file"
 
 
 def test_negative_numbers_are_flag_tokens() -> None:
     interface = iface({"min_positionals": 1})
-    refused(interface, "-5")
+    refused(interface, "-5", reason="no_pattern")
     assert compile_(interface, "--", "-5").command == ("--", "-5")
 
 
@@ -174,7 +186,7 @@ def test_after_double_dash_every_token_is_positional() -> None:
 
 
 def test_stdin_needs_a_pattern_that_allows_it_but_is_never_required() -> None:
-    refused(iface({}), stdin=True)
+    refused(iface({}), stdin=True, reason="no_pattern")
     allows = iface({"allow_stdin": True})
     assert compile_(allows, stdin=True).takes_stdin is True
     assert compile_(allows).takes_stdin is False
@@ -197,7 +209,7 @@ def test_positional_counts(
     for count in accepted:
         assert compile_(iface(pattern), *["p"] * count).pattern == "pattern_0"
     for count in rejected:
-        refused(iface(pattern), *["p"] * count)
+        refused(iface(pattern), *["p"] * count, reason="no_pattern")
 
 
 @pytest.mark.parametrize(
@@ -234,7 +246,7 @@ def test_positional_counts(
 def test_a_malformed_pattern_is_a_hard_error_even_when_another_pattern_matches(
     pattern: dict[str, object],
 ) -> None:
-    refused(iface({"max_positionals": 5}, pattern))
+    refused(iface({"max_positionals": 5}, pattern), reason="binding_malformed")
 
 
 def test_required_forbidden_and_allowed_flags() -> None:
@@ -244,13 +256,13 @@ def test_required_forbidden_and_allowed_flags() -> None:
         "allowed_flags": ["--a", "-c"],
     }
     assert compile_(iface(pattern), "--a", "-c").pattern == "pattern_0"
-    refused(iface(pattern))
-    refused(iface(pattern), "--a", "--b")
-    refused(iface(pattern), "--a", "--d")
+    refused(iface(pattern), reason="no_pattern")
+    refused(iface(pattern), "--a", "--b", reason="no_pattern")
+    refused(iface(pattern), "--a", "--d", reason="no_pattern")
 
 
 def test_an_empty_allowed_flags_list_allows_no_flag_while_an_absent_one_allows_any() -> None:
-    refused(iface({"allowed_flags": []}), "--x")
+    refused(iface({"allowed_flags": []}), "--x", reason="no_pattern")
     assert compile_(iface({}), "--x", "-y").command == ("--x", "-y")
 
 
@@ -261,7 +273,7 @@ def test_an_empty_allowed_flags_list_allows_no_flag_while_an_absent_one_allows_a
 def test_positional_patterns_anchor_at_the_start_only() -> None:
     interface = iface({"min_positionals": 1, "positional_patterns": {"0": "lists/"}})
     assert compile_(interface, "lists/x").pattern == "pattern_0"
-    refused(interface, "x/lists/")
+    refused(interface, "x/lists/", reason="no_pattern")
 
 
 def test_an_integer_positional_index_from_yaml_is_accepted() -> None:
@@ -270,14 +282,16 @@ def test_an_integer_positional_index_from_yaml_is_accepted() -> None:
 
 
 def test_a_positional_pattern_beyond_the_positionals_does_not_match() -> None:
-    refused(iface({"max_positionals": 2, "positional_patterns": {"1": ".*"}}), "a")
+    refused(
+        iface({"max_positionals": 2, "positional_patterns": {"1": ".*"}}), "a", reason="no_pattern"
+    )
 
 
 def test_flag_patterns_match_fully() -> None:
     interface = iface({"flag_patterns": {"--date": r"\d{4}-\d{2}-\d{2}"}})
     assert compile_(interface, "--date", "2026-01-02").pattern == "pattern_0"
-    refused(interface, "--date", "2026-01-02x")
-    refused(interface, "--date", "2026-1-2")
+    refused(interface, "--date", "2026-01-02x", reason="no_pattern")
+    refused(interface, "--date", "2026-1-2", reason="no_pattern")
 
 
 def test_a_flag_pattern_is_skipped_when_the_flag_is_absent() -> None:
@@ -287,20 +301,20 @@ def test_a_flag_pattern_is_skipped_when_the_flag_is_absent() -> None:
 def test_flag_values_longer_than_4096_characters_never_match() -> None:
     interface = iface({"flag_patterns": {"--v": ".*"}})
     assert compile_(interface, "--v", "a" * 4096).pattern == "pattern_0"
-    refused(interface, "--v", "a" * 4097)
+    refused(interface, "--v", "a" * 4097, reason="no_pattern")
 
 
 def test_flag_patterns_longer_than_1024_characters_never_match() -> None:
     long_pattern = "a?" * 512 + "b"
     interface = iface({"flag_patterns": {"--v": long_pattern}})
-    refused(interface, "--v", "b")
+    refused(interface, "--v", "b", reason="no_pattern")
     assert compile_(interface).command == ()
 
 
 def test_an_invalid_regex_is_a_structured_refusal() -> None:
     """A23: upstream raised an uncaught re.error."""
-    refused(iface({"flag_patterns": {"--v": "("}}))
-    refused(iface({"positional_patterns": {"0": "[a-"}}), "a")
+    refused(iface({"flag_patterns": {"--v": "("}}), reason="regex_refused")
+    refused(iface({"positional_patterns": {"0": "[a-"}}), "a", reason="regex_refused")
 
 
 # --------------------------------------------------------------------------- #
@@ -312,8 +326,10 @@ def test_exactly_one_pattern_must_match() -> None:
     two = {"name": "two", "min_positionals": 1, "max_positionals": 2}
     assert compile_(iface(one, two)).pattern == "one"
     assert compile_(iface(one, two), "a", "b").pattern == "two"
-    assert refused(iface(one, two), "a").endswith("ambiguous")
-    assert refused(iface(one, two), "a", "b", "c").endswith("does not match any declared pattern")
+    assert refused(iface(one, two), "a", reason="ambiguous_pattern").endswith("ambiguous")
+    assert refused(iface(one, two), "a", "b", "c", reason="no_pattern").endswith(
+        "does not match any declared pattern"
+    )
 
 
 def test_unnamed_patterns_are_named_by_index() -> None:
@@ -327,14 +343,16 @@ def test_unnamed_patterns_are_named_by_index() -> None:
 
 @pytest.mark.parametrize("argv", ["abc", b"abc", None, {"a": 1}, ["a", 1], ("a", None)])
 def test_an_argv_that_is_not_a_list_of_strings_is_refused(argv: object) -> None:
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         compile_binding(iface({}), interface_id=IID, argv=argv, stdin=False)  # type: ignore[arg-type]
+    assert caught.value.reason == "argv_malformed"
 
 
 @pytest.mark.parametrize("stdin", [None, 1, "true", 0])
 def test_stdin_must_be_a_real_boolean(stdin: object) -> None:
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         compile_binding(iface({}), interface_id=IID, argv=(), stdin=stdin)  # type: ignore[arg-type]
+    assert caught.value.reason == "argv_malformed"
 
 
 # --------------------------------------------------------------------------- #
@@ -465,6 +483,7 @@ def test_python_target_refuses_entries_that_are_not_plain_identifiers(entry: str
     with pytest.raises(ResolutionFailed) as caught:
         python_target(module, source, entry)
     assert caught.value.message.startswith("cannot build Python target for wakeup.source.s: ")
+    assert caught.value.reason == "target_malformed"
 
 
 @pytest.mark.parametrize(
@@ -490,12 +509,14 @@ def test_python_target_refuses_entries_that_are_not_plain_identifiers(entry: str
 )
 def test_python_target_refuses_unsafe_or_non_importable_gateway_paths(path: str) -> None:
     module, source = records("wakeup", path)
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         python_target(module, source, "Interface")
+    assert caught.value.reason == "target_malformed"
 
 
 def test_python_target_refuses_a_source_of_another_module() -> None:
     module, _ = records("wakeup", "cli.py")
     _, source = records("other", "cli.py")
-    with pytest.raises(ResolutionFailed):
+    with pytest.raises(ResolutionFailed) as caught:
         python_target(module, source, "Interface")
+    assert caught.value.reason == "target_malformed"

@@ -10,6 +10,7 @@ import yaml
 
 from boring_dispatch.errors import ResolutionFailed
 from boring_dispatch.records import CompiledBinding
+from boring_dispatch.repository._shapes import RefusalReason
 from boring_dispatch.repository.bind.binding import compile_binding
 from kits.cases import corpus_config
 
@@ -69,10 +70,13 @@ def compile_(interface: Mapping[str, object], *argv: str, stdin: bool = False) -
     return compile_binding(interface, interface_id=IID, argv=argv, stdin=stdin)
 
 
-def refused(interface: Mapping[str, object], *argv: str, stdin: bool = False) -> str:
+def refused(
+    interface: Mapping[str, object], *argv: str, stdin: bool = False, reason: RefusalReason
+) -> str:
     with pytest.raises(ResolutionFailed) as caught:
         compile_(interface, *argv, stdin=stdin)
     assert caught.value.code == "dispatcher.resolution_failed"
+    assert caught.value.reason == reason, caught.value.message
     assert caught.value.message.startswith(f"cannot compile {IID}: ")
     return caught.value.message
 
@@ -113,37 +117,43 @@ def test_explicit_schedule_compiles_as_observed(argv: list[str], command: list[s
 
 
 @pytest.mark.parametrize(
-    ("argv", "stdin"),
+    ("argv", "stdin", "reason"),
     [
-        (["gemini", "abc", "5h"], False),
-        (["--delay", "2m", "codex", "abc", "5h"], False),
-        (["codex", "abc", "5h", "--caller-skill", "x"], False),
-        (["codex", "abc", "5h"], True),
+        (["gemini", "abc", "5h"], False, "value_enum"),
+        (["--delay", "2m", "codex", "abc", "5h"], False, "extra_value"),
+        (["codex", "abc", "5h", "--caller-skill", "x"], False, "unknown_option"),
+        (["codex", "abc", "5h"], True, "stdin_refused"),
     ],
 )
-def test_explicit_schedule_refusals_as_observed(argv: list[str], stdin: bool) -> None:
-    refused(SCHEDULE, *argv, stdin=stdin)
+def test_explicit_schedule_refusals_as_observed(
+    argv: list[str], stdin: bool, reason: RefusalReason
+) -> None:
+    refused(SCHEDULE, *argv, stdin=stdin, reason=reason)
 
 
 def test_explicit_schedule_refusal_messages_name_the_reason() -> None:
-    assert refused(SCHEDULE, "gemini", "abc", "5h").endswith(
+    assert refused(SCHEDULE, "gemini", "abc", "5h", reason="value_enum").endswith(
         "argument provider: value is not in enum"
     )
-    assert "unexpected trailing value" in refused(SCHEDULE, "--delay", "2m", "codex", "abc", "5h")
-    assert refused(SCHEDULE, "codex", "abc", "5h", "--caller-skill", "x").endswith(
-        "unknown option --caller-skill (a dispatcher option)"
+    assert "unexpected trailing value" in refused(
+        SCHEDULE, "--delay", "2m", "codex", "abc", "5h", reason="extra_value"
     )
-    assert refused(SCHEDULE, "codex", "abc", "5h", stdin=True).endswith(
+    assert refused(
+        SCHEDULE, "codex", "abc", "5h", "--caller-skill", "x", reason="unknown_option"
+    ).endswith("unknown option --caller-skill (a dispatcher option)")
+    assert refused(SCHEDULE, "codex", "abc", "5h", stdin=True, reason="stdin_refused").endswith(
         "interface does not declare stdin"
     )
 
 
 def test_a_missing_required_positional_is_refused() -> None:
-    assert refused(SCHEDULE, "claude", "abc").endswith("missing required argument provider")
+    assert refused(SCHEDULE, "claude", "abc", reason="missing_argument").endswith(
+        "missing required argument provider"
+    )
 
 
 def test_the_route_smoke_token_is_an_unknown_option_in_argument_mode() -> None:
-    refused(SCHEDULE, "--route-smoke")
+    refused(SCHEDULE, "--route-smoke", reason="unknown_option")
 
 
 # --------------------------------------------------------------------------- #
@@ -151,8 +161,8 @@ def test_the_route_smoke_token_is_an_unknown_option_in_argument_mode() -> None:
 
 
 def test_bindings_must_cover_the_contract_exactly() -> None:
-    refused(iface({"a": arg(), "b": arg()}, {"a": pos(0)}), "x")
-    refused(iface({"a": arg()}, {"a": pos(0), "b": pos(1)}), "x")
+    refused(iface({"a": arg(), "b": arg()}, {"a": pos(0)}), "x", reason="binding_malformed")
+    refused(iface({"a": arg()}, {"a": pos(0), "b": pos(1)}), "x", reason="binding_malformed")
 
 
 @pytest.mark.parametrize(
@@ -180,14 +190,20 @@ def test_bindings_must_cover_the_contract_exactly() -> None:
     ],
 )
 def test_a_malformed_binding_is_refused(binding: dict[str, object]) -> None:
-    refused(iface({"a": arg()}, {"a": binding}))
+    refused(iface({"a": arg()}, {"a": binding}), reason="binding_malformed")
 
 
 def test_positions_and_names_must_be_unique_across_fixed_and_caller_bindings() -> None:
     fixed_pos = [{"kind": "positional", "position": 0, "value": "f", "type": {"kind": "string"}}]
-    refused(iface({"a": arg()}, {"a": pos(0)}, fixed=fixed_pos), "x")
-    refused(iface({"a": arg(), "b": arg()}, {"a": opt("--x"), "b": opt("--x")}))
-    refused(iface({"a": arg()}, {"a": opt("--x")}, fixed=[{"kind": "switch", "name": "--x"}]))
+    refused(iface({"a": arg()}, {"a": pos(0)}, fixed=fixed_pos), "x", reason="binding_malformed")
+    refused(
+        iface({"a": arg(), "b": arg()}, {"a": opt("--x"), "b": opt("--x")}),
+        reason="binding_malformed",
+    )
+    refused(
+        iface({"a": arg()}, {"a": opt("--x")}, fixed=[{"kind": "switch", "name": "--x"}]),
+        reason="binding_malformed",
+    )
 
 
 @pytest.mark.parametrize(
@@ -212,7 +228,7 @@ def test_positions_and_names_must_be_unique_across_fixed_and_caller_bindings() -
     ],
 )
 def test_a_malformed_contract_argument_is_refused(contract: dict[str, object]) -> None:
-    refused(iface({"a": contract}, {"a": pos(0)}), "x")
+    refused(iface({"a": contract}, {"a": pos(0)}), "x", reason="binding_malformed")
 
 
 @pytest.mark.parametrize(
@@ -224,20 +240,23 @@ def test_contract_arguments_must_map_ids_to_mappings(contract_arguments: object)
         "contract": {"arguments": contract_arguments},
         "process_binding": {"kind": "process", "entry": "I", "arguments": {}},
     }
-    refused(interface)
+    refused(interface, reason="binding_malformed")
 
 
 def test_an_interface_without_arguments_compiles_to_its_prefix() -> None:
     interface = {"process_binding": {"kind": "process", "entry": "I", "args_prefix": ["go"]}}
     assert compile_(interface).command == ("go",)
-    refused(interface, "x")
+    refused(interface, "x", reason="too_many_positionals")
 
 
 def test_an_unbounded_positional_must_come_last() -> None:
     many = {"minimum": 0, "maximum": None}
-    refused(iface({"a": arg(), "b": arg()}, {"a": pos(0, many), "b": pos(1)}))
+    refused(
+        iface({"a": arg(), "b": arg()}, {"a": pos(0, many), "b": pos(1)}),
+        reason="binding_malformed",
+    )
     fixed = [{"kind": "positional", "position": 5, "value": "f", "type": {"kind": "string"}}]
-    refused(iface({"a": arg()}, {"a": pos(0, many)}, fixed=fixed))
+    refused(iface({"a": arg()}, {"a": pos(0, many)}, fixed=fixed), reason="binding_malformed")
     assert compile_(
         iface({"a": arg(), "b": arg()}, {"a": pos(0), "b": pos(1, many)}), "x", "y", "z"
     ).command == (
@@ -249,7 +268,9 @@ def test_an_unbounded_positional_must_come_last() -> None:
 
 def test_at_most_one_stdin_argument() -> None:
     stdin: dict[str, object] = {"kind": "stdin", "encoding": "utf-8", "framing": "raw"}
-    refused(iface({"a": arg(), "b": arg()}, {"a": stdin, "b": dict(stdin)}))
+    refused(
+        iface({"a": arg(), "b": arg()}, {"a": stdin, "b": dict(stdin)}), reason="binding_malformed"
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -276,8 +297,13 @@ def test_at_most_one_stdin_argument() -> None:
     ],
 )
 def test_a_secret_argument_not_bound_as_stdin_is_refused(contract: dict[str, object]) -> None:
-    refused(iface({"token": contract}, {"token": opt("--token")}), "--token", "hunter2")
-    refused(iface({"token": contract}, {"token": pos(0)}), "hunter2")
+    refused(
+        iface({"token": contract}, {"token": opt("--token")}),
+        "--token",
+        "hunter2",
+        reason="secret_in_argv",
+    )
+    refused(iface({"token": contract}, {"token": pos(0)}), "hunter2", reason="secret_in_argv")
 
 
 def test_a_secret_argument_bound_as_stdin_compiles_and_never_reaches_argv() -> None:
@@ -288,7 +314,7 @@ def test_a_secret_argument_bound_as_stdin_compiles_and_never_reaches_argv() -> N
     binding = compile_(interface, "n", stdin=True)
     assert binding.command == ("n",)
     assert binding.takes_stdin is True
-    assert refused(interface, "n").endswith("token requires --stdin")
+    assert refused(interface, "n", reason="stdin_required").endswith("token requires --stdin")
 
 
 def test_a_fixed_value_cannot_be_secret() -> None:
@@ -300,7 +326,7 @@ def test_a_fixed_value_cannot_be_secret() -> None:
             "type": {"kind": "string", "sensitivity": "secret"},
         }
     ]
-    refused(iface({}, {}, fixed=fixed))
+    refused(iface({}, {}, fixed=fixed), reason="secret_in_argv")
 
 
 def test_an_optional_stdin_argument_follows_the_request() -> None:
@@ -343,8 +369,12 @@ def test_positionals_fill_greedily_leaving_later_minimums() -> None:
     assert compile_(interface, "1", "2", "3", "4", "5").command == ("1", "2", "3", "4", "5")
     assert compile_(interface, "1", "2").command == ("1", "2")
     # one token: c keeps its minimum, so a gets none and is missing
-    assert refused(interface, "1").endswith("missing required argument a")
-    assert "unexpected trailing value" in refused(iface({"a": arg()}, {"a": pos(0)}), "1", "2")
+    assert refused(interface, "1", reason="missing_argument").endswith(
+        "missing required argument a"
+    )
+    assert "unexpected trailing value" in refused(
+        iface({"a": arg()}, {"a": pos(0)}), "1", "2", reason="too_many_positionals"
+    )
 
 
 def test_an_option_takes_values_up_to_its_maximum_or_the_next_name() -> None:
@@ -362,27 +392,35 @@ def test_an_option_takes_values_up_to_its_maximum_or_the_next_name() -> None:
         "b",
         "c",
     )
-    refused(interface, "--tags", "a", "-b", "c")  # no form keeps "-b" one of several values
-    assert refused(interface, "--tags").endswith("missing option value for --tags")
-    refused(interface, "--tags", "a", "--off")
-    refused(interface, "--on", "x")
+    refused(
+        interface, "--tags", "a", "-b", "c", reason="dash_value"
+    )  # no form keeps "-b" one of several values
+    assert refused(interface, "--tags", reason="missing_option_value").endswith(
+        "missing option value for --tags"
+    )
+    refused(interface, "--tags", "a", "--off", reason="unknown_option")
+    refused(interface, "--on", "x", reason="extra_value")
 
 
 def test_a_name_may_appear_only_once() -> None:
     interface = iface({"m": arg()}, {"m": opt("--m")})
-    assert refused(interface, "--m", "a", "--m", "b").endswith("option --m supplied more than once")
+    assert refused(interface, "--m", "a", "--m", "b", reason="duplicate_option").endswith(
+        "option --m supplied more than once"
+    )
 
 
 def test_a_fixed_name_cannot_be_supplied_by_the_caller() -> None:
     fixed = [{"kind": "switch", "name": "--safe"}]
     interface = iface({"m": arg()}, {"m": opt("--m", OPT)}, fixed=fixed)
-    assert refused(interface, "--safe").endswith("caller cannot override fixed option --safe")
-    refused(interface, "--m", "--safe")
+    assert refused(interface, "--safe", reason="fixed_override").endswith(
+        "caller cannot override fixed option --safe"
+    )
+    refused(interface, "--m", "--safe", reason="fixed_override")
 
 
 def test_option_values_with_an_equals_sign_are_unknown_options() -> None:
     interface = iface({"m": arg()}, {"m": opt("--m")})
-    message = refused(interface, "--m=secret-value")
+    message = refused(interface, "--m=secret-value", reason="unknown_option")
     assert "secret-value" not in message
 
 
@@ -451,12 +489,12 @@ def test_a_list_default_of_a_repeatable_option_expands() -> None:
     ],
 )
 def test_a_malformed_fixed_binding_is_refused(fixed: object) -> None:
-    refused(iface({}, {}, fixed=[fixed]))
+    refused(iface({}, {}, fixed=[fixed]), reason="binding_malformed")
 
 
 @pytest.mark.parametrize("fixed", [{}, "--safe", None])
 def test_fixed_must_be_a_list(fixed: object) -> None:
-    refused(iface({}, {}, fixed=fixed))
+    refused(iface({}, {}, fixed=fixed), reason="binding_malformed")
 
 
 def test_lists_expand_and_booleans_are_lowercase_words() -> None:
@@ -512,7 +550,10 @@ def test_defaults_are_typed_and_emitted_as_if_supplied() -> None:
     ],
 )
 def test_an_ill_typed_default_is_refused(type_: dict[str, object], default: object) -> None:
-    refused(iface({"a": arg(type=type_, default=default)}, {"a": opt("--a")}))
+    refused(
+        iface({"a": arg(type=type_, default=default)}, {"a": opt("--a")}),
+        reason="binding_malformed",
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -529,7 +570,9 @@ def test_integers_are_optional_minus_and_ascii_digits(text: str) -> None:
     "text", ["1.0", "+1", " 1", "1 ", "1_000", "\u0661", "0x10", "1e3", "", "-", "true", "1" * 65]
 )
 def test_integers_refuse_everything_else(text: str) -> None:
-    refused(iface({"v": arg(type={"kind": "integer"})}, {"v": pos(0)}), "--", text)
+    refused(
+        iface({"v": arg(type={"kind": "integer"})}, {"v": pos(0)}), "--", text, reason="value_type"
+    )
 
 
 @pytest.mark.parametrize(
@@ -546,7 +589,9 @@ def test_numbers_accept_plain_decimal_notation_and_integers_stay_integers(
     "text", ["nan", "inf", "-Infinity", "1e999", ".5", "1.", "+1", "1,5", "0x1"]
 )
 def test_numbers_refuse_non_finite_and_other_notations(text: str) -> None:
-    refused(iface({"v": arg(type={"kind": "number"})}, {"v": pos(0)}), "--", text)
+    refused(
+        iface({"v": arg(type={"kind": "number"})}, {"v": pos(0)}), "--", text, reason="value_type"
+    )
 
 
 def test_numeric_bounds_are_checked() -> None:
@@ -554,10 +599,18 @@ def test_numeric_bounds_are_checked() -> None:
         {"v": arg(type={"kind": "integer", "minimum": 1, "maximum": 3})}, {"v": pos(0)}
     )
     assert compile_(interface, "3").command == ("3",)
-    refused(interface, "0")
-    refused(interface, "4")
-    refused(iface({"v": arg(type={"kind": "integer", "minimum": "1"})}, {"v": pos(0)}), "3")
-    refused(iface({"v": arg(type={"kind": "integer", "minimum": True})}, {"v": pos(0)}), "3")
+    refused(interface, "0", reason="value_range")
+    refused(interface, "4", reason="value_range")
+    refused(
+        iface({"v": arg(type={"kind": "integer", "minimum": "1"})}, {"v": pos(0)}),
+        "3",
+        reason="binding_malformed",
+    )
+    refused(
+        iface({"v": arg(type={"kind": "integer", "minimum": True})}, {"v": pos(0)}),
+        "3",
+        reason="binding_malformed",
+    )
 
 
 @pytest.mark.parametrize(("text", "out"), [("true", "true"), ("False", "false"), ("TRUE", "true")])
@@ -567,11 +620,11 @@ def test_booleans_accept_true_and_false_in_any_case(text: str, out: str) -> None
 
 @pytest.mark.parametrize("text", ["yes", "1", "on", "t", ""])
 def test_booleans_refuse_other_words(text: str) -> None:
-    refused(iface({"v": arg(type={"kind": "boolean"})}, {"v": pos(0)}), text)
+    refused(iface({"v": arg(type={"kind": "boolean"})}, {"v": pos(0)}), text, reason="value_type")
 
 
 def test_a_flag_typed_value_from_argv_is_refused() -> None:
-    refused(iface({"v": arg(type={"kind": "flag"})}, {"v": pos(0)}), "true")
+    refused(iface({"v": arg(type={"kind": "flag"})}, {"v": pos(0)}), "true", reason="value_type")
 
 
 def test_enums_compare_text_and_return_the_declared_value() -> None:
@@ -581,7 +634,7 @@ def test_enums_compare_text_and_return_the_declared_value() -> None:
     }
     assert one_value(type_, "5") == ["5"]
     assert one_value(type_, "true") == ["true"]
-    refused(iface({"v": arg(type=type_)}, {"v": pos(0)}), "True")
+    refused(iface({"v": arg(type=type_)}, {"v": pos(0)}), "True", reason="value_enum")
     assert one_value({"kind": "enum", "values_from_helper": {"x": 1}}, "anything") == ["anything"]
 
 
@@ -589,7 +642,11 @@ def test_enums_compare_text_and_return_the_declared_value() -> None:
     "values", ["a", [None], [{"description": "no value"}], [{"value": None, "description": "d"}]]
 )
 def test_malformed_enum_values_are_refused(values: object) -> None:
-    refused(iface({"v": arg(type={"kind": "enum", "values": values})}, {"v": pos(0)}), "a")
+    refused(
+        iface({"v": arg(type={"kind": "enum", "values": values})}, {"v": pos(0)}),
+        "a",
+        reason="binding_malformed",
+    )
 
 
 @pytest.mark.parametrize(
@@ -622,33 +679,36 @@ def test_string_formats(fmt: dict[str, object], good: str, bad: str | None) -> N
     type_ = {"kind": "string", "format": fmt}
     assert one_value(type_, good) == [good]
     if bad is not None:
-        refused(iface({"v": arg(type=type_)}, {"v": pos(0)}), bad)
+        refused(iface({"v": arg(type=type_)}, {"v": pos(0)}), bad, reason="value_format")
 
 
 @pytest.mark.parametrize(
-    "fmt",
+    ("fmt", "reason"),
     [
-        {"named": "xml"},
-        {"named": ["json"]},
-        {"template": "no placeholder"},
-        {"regex": {"pattern": "("}},
-        {"regex": {"pattern": "(a+)+"}},
-        {"regex": "x"},
-        {"named": "json", "template": "{value}"},
-        {},
-        "json",
+        ({"named": "xml"}, "binding_malformed"),
+        ({"named": ["json"]}, "binding_malformed"),
+        ({"template": "no placeholder"}, "binding_malformed"),
+        ({"regex": {"pattern": "("}}, "regex_refused"),
+        ({"regex": {"pattern": "(a+)+"}}, "regex_refused"),
+        ({"regex": "x"}, "binding_malformed"),
+        ({"named": "json", "template": "{value}"}, "binding_malformed"),
+        ({}, "binding_malformed"),
+        ("json", "binding_malformed"),
     ],
 )
-def test_malformed_or_unsafe_formats_are_refused_before_any_value(fmt: object) -> None:
+def test_malformed_or_unsafe_formats_are_refused_before_any_value(
+    fmt: object, reason: RefusalReason
+) -> None:
     refused(
-        iface({"v": arg(type={"kind": "string", "format": fmt}, default="x")}, {"v": pos(0, OPT)})
+        iface({"v": arg(type={"kind": "string", "format": fmt}, default="x")}, {"v": pos(0, OPT)}),
+        reason=reason,
     )
 
 
 def test_a_format_regex_is_never_run_on_text_longer_than_4096_characters() -> None:
     type_ = {"kind": "string", "format": {"regex": {"pattern": ".*", "matching": "full"}}}
     assert one_value(type_, "a" * 4096) == ["a" * 4096]
-    refused(iface({"v": arg(type=type_)}, {"v": pos(0)}), "a" * 4097)
+    refused(iface({"v": arg(type=type_)}, {"v": pos(0)}), "a" * 4097, reason="value_format")
 
 
 def test_dates_and_datetimes_parse_with_a_declared_format() -> None:
@@ -659,15 +719,22 @@ def test_dates_and_datetimes_parse_with_a_declared_format() -> None:
     refused(
         iface({"v": arg(type={"kind": "date", "date_formats": ["iso-8601"]})}, {"v": pos(0)}),
         "2026-13-01",
+        reason="value_format",
     )
     aware = {"kind": "datetime", "date_formats": ["iso-8601"], "timezone": "required"}
     assert one_value(aware, "2026-01-02T05:00+01:00") == ["2026-01-02T05:00+01:00"]
-    refused(iface({"v": arg(type=aware)}, {"v": pos(0)}), "2026-01-02T05:00")
+    refused(iface({"v": arg(type=aware)}, {"v": pos(0)}), "2026-01-02T05:00", reason="value_format")
     refused(
-        iface({"v": arg(type={"kind": "date", "date_formats": ["%Y"]})}, {"v": pos(0)}), "2" * 65
+        iface({"v": arg(type={"kind": "date", "date_formats": ["%Y"]})}, {"v": pos(0)}),
+        "2" * 65,
+        reason="value_format",
     )
     naive = {"kind": "datetime", "date_formats": ["iso-8601"], "timezone": "forbidden"}
-    refused(iface({"v": arg(type=naive)}, {"v": pos(0)}), "2026-01-02T05:00+01:00")
+    refused(
+        iface({"v": arg(type=naive)}, {"v": pos(0)}),
+        "2026-01-02T05:00+01:00",
+        reason="value_format",
+    )
 
 
 @pytest.mark.parametrize(
@@ -683,7 +750,9 @@ def test_dates_and_datetimes_parse_with_a_declared_format() -> None:
     ],
 )
 def test_malformed_types_are_refused(type_: dict[str, object]) -> None:
-    refused(iface({"v": arg(type=type_, default=[])}, {"v": pos(0, OPT)}))
+    refused(
+        iface({"v": arg(type=type_, default=[])}, {"v": pos(0, OPT)}), reason="binding_malformed"
+    )
 
 
 def test_path_like_kinds_are_strings() -> None:
@@ -695,7 +764,7 @@ def test_deeply_nested_list_types_are_refused() -> None:
     type_: dict[str, object] = {"kind": "string"}
     for _ in range(12):
         type_ = {"kind": "list", "element_type": type_}
-    refused(iface({"v": arg(type=type_)}, {"v": pos(0)}), "x")
+    refused(iface({"v": arg(type=type_)}, {"v": pos(0)}), "x", reason="binding_malformed")
 
 
 def test_the_interface_is_not_modified() -> None:

@@ -34,7 +34,7 @@ from boring_dispatch.repository._regex import (
     PatternRefused,
     compile_pattern,
 )
-from boring_dispatch.repository._shapes import BindingRefusedError, is_int, one_of
+from boring_dispatch.repository._shapes import BindingRefused, is_int, one_of
 
 __all__ = ["SECRET_SENSITIVITIES", "check_type", "check_value", "is_secret", "text_of"]
 
@@ -73,18 +73,20 @@ def check_type(spec: object, where: str, depth: int = 0) -> Mapping[str, object]
     """Validate a typeSpec once, before any value is checked against it.
 
     Raises:
-        BindingRefusedError: not a mapping, an unsupported kind, a malformed
+        BindingRefused: not a mapping, an unsupported kind, a malformed
             bound, enum value list, ``format``, ``date_formats`` or nested type.
     """
     if depth > _MAX_DEPTH or not isinstance(spec, Mapping):
-        raise BindingRefusedError(f"{where}: type must be a mapping")
+        raise BindingRefused(f"{where}: type must be a mapping", reason="binding_malformed")
     kind = spec.get("kind")
     if not isinstance(kind, str) or kind not in _KINDS:
-        raise BindingRefusedError(f"{where}: unsupported terminal type")
+        raise BindingRefused(f"{where}: unsupported terminal type", reason="binding_malformed")
     if kind in {"integer", "number"}:
         for bound in ("minimum", "maximum"):
             if bound in spec and not _is_number(spec[bound]):
-                raise BindingRefusedError(f"{where}: {bound} must be a number")
+                raise BindingRefused(
+                    f"{where}: {bound} must be a number", reason="binding_malformed"
+                )
     elif kind == "enum":
         _check_enum_values(spec, where)
     elif kind == "list":
@@ -100,13 +102,13 @@ def check_value(spec: Mapping[str, object], value: object, where: str) -> object
     """The typed value of ``value`` under a checked typeSpec.
 
     Raises:
-        BindingRefusedError: the value does not have the declared type.
+        BindingRefused: the value does not have the declared type.
     """
     kind = spec["kind"]
     if kind == "list":
         element = spec["element_type"]
         if not isinstance(value, list) or not isinstance(element, Mapping):
-            raise BindingRefusedError(f"{where}: value must be a list")
+            raise BindingRefused(f"{where}: value must be a list", reason="value_type")
         return [check_value(element, item, where) for item in value]
     if kind in {"integer", "number"}:
         return _bounded(spec, _parse_number(value, integer=kind == "integer", where=where), where)
@@ -115,7 +117,7 @@ def check_value(spec: Mapping[str, object], value: object, where: str) -> object
     if kind == "enum":
         return _enum_value(spec, value, where)
     if not isinstance(value, str):
-        raise BindingRefusedError(f"{where}: value must be a string")
+        raise BindingRefused(f"{where}: value must be a string", reason="value_type")
     _format_accepts(spec.get("format"), value, where)
     if kind in {"date", "datetime"}:
         _date_accepts(spec, value, where)
@@ -127,14 +129,14 @@ def _boolean(value: object, *, text_allowed: bool, where: str) -> bool:
         return value
     if text_allowed and isinstance(value, str) and value.lower() in {"true", "false"}:
         return value.lower() == "true"
-    raise BindingRefusedError(f"{where}: value must be a boolean")
+    raise BindingRefused(f"{where}: value must be a boolean", reason="value_type")
 
 
 def text_of(value: object) -> str:
     """One argv token for a typed scalar: booleans are ``true``/``false``.
 
     Raises:
-        BindingRefusedError: not a string, boolean, integer or finite float.
+        BindingRefused: not a string, boolean, integer or finite float.
     """
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -142,7 +144,7 @@ def text_of(value: object) -> str:
         return value
     if is_int(value) or (isinstance(value, float) and math.isfinite(value)):
         return repr(value)
-    raise BindingRefusedError("a value cannot be written as an argument")
+    raise BindingRefused("a value cannot be written as an argument", reason="binding_malformed")
 
 
 def _is_number(value: object) -> bool:
@@ -157,15 +159,17 @@ def _parse_number(value: object, *, integer: bool, where: str) -> float:
             return parsed
     elif is_int(value) or (not integer and isinstance(value, float) and math.isfinite(value)):
         return value
-    raise BindingRefusedError(f"{where}: value must be an {'integer' if integer else 'number'}")
+    raise BindingRefused(
+        f"{where}: value must be an {'integer' if integer else 'number'}", reason="value_type"
+    )
 
 
 def _bounded(spec: Mapping[str, object], number: float, where: str) -> float:
     low, high = spec.get("minimum"), spec.get("maximum")
     if isinstance(low, int | float) and number < low:
-        raise BindingRefusedError(f"{where}: value is below the minimum")
+        raise BindingRefused(f"{where}: value is below the minimum", reason="value_range")
     if isinstance(high, int | float) and number > high:
-        raise BindingRefusedError(f"{where}: value is above the maximum")
+        raise BindingRefused(f"{where}: value is above the maximum", reason="value_range")
     return number
 
 
@@ -174,10 +178,12 @@ def _check_enum_values(spec: Mapping[str, object], where: str) -> None:
     if values is None:
         return
     if not isinstance(values, list):
-        raise BindingRefusedError(f"{where}: enum values must be a list")
+        raise BindingRefused(f"{where}: enum values must be a list", reason="binding_malformed")
     for entry in values:
         if not isinstance(entry, Mapping) or "value" not in entry:
-            raise BindingRefusedError(f"{where}: enum values must be {{value, description}}")
+            raise BindingRefused(
+                f"{where}: enum values must be {{value, description}}", reason="binding_malformed"
+            )
         text_of(entry["value"])
 
 
@@ -190,14 +196,16 @@ def _enum_value(spec: Mapping[str, object], value: object, where: str) -> object
     for entry in values:
         if isinstance(entry, Mapping) and text_of(entry.get("value")) == text:
             return entry["value"]
-    raise BindingRefusedError(f"{where}: value is not in enum")
+    raise BindingRefused(f"{where}: value is not in enum", reason="value_enum")
 
 
 def _check_format(fmt: object, where: str) -> None:
     if fmt is None:
         return
     if not isinstance(fmt, Mapping) or len(fmt) != 1:
-        raise BindingRefusedError(f"{where}: format must have exactly one key")
+        raise BindingRefused(
+            f"{where}: format must have exactly one key", reason="binding_malformed"
+        )
     ((key, body),) = fmt.items()
     if key == "named" and one_of(body, _NAMED):
         return
@@ -207,9 +215,11 @@ def _check_format(fmt: object, where: str) -> None:
         try:
             compile_pattern(str(body["pattern"]))
         except PatternRefused as refused:
-            raise BindingRefusedError(f"{where}: format regex: {refused}") from None
+            raise BindingRefused(
+                f"{where}: format regex: {refused}", reason="regex_refused"
+            ) from None
         return
-    raise BindingRefusedError(f"{where}: malformed format")
+    raise BindingRefused(f"{where}: malformed format", reason="binding_malformed")
 
 
 def _format_accepts(fmt: object, value: str, where: str) -> None:
@@ -217,13 +227,15 @@ def _format_accepts(fmt: object, value: str, where: str) -> None:
         return
     ((key, body),) = fmt.items()
     if key == "named" and not _NAMED_CHECKS.get(str(body), _any)(value):
-        raise BindingRefusedError(f"{where}: value is not a valid {body}")
+        raise BindingRefused(f"{where}: value is not a valid {body}", reason="value_format")
     if key == "regex" and isinstance(body, Mapping):
         regex = compile_pattern(str(body.get("pattern")))
         full = body.get("matching") == "full"
         too_long = len(value) > MAX_SUBJECT_LENGTH
         if too_long or (regex.fullmatch(value) if full else regex.match(value)) is None:
-            raise BindingRefusedError(f"{where}: value does not match the declared format")
+            raise BindingRefused(
+                f"{where}: value does not match the declared format", reason="value_format"
+            )
 
 
 def _any(_: str) -> bool:
@@ -268,11 +280,15 @@ def _is_yaml(value: str) -> bool:
 def _check_date_formats(spec: Mapping[str, object], kind: str, where: str) -> None:
     formats = spec.get("date_formats")
     if not isinstance(formats, list) or not formats:
-        raise BindingRefusedError(f"{where}: date_formats must be a non-empty list")
+        raise BindingRefused(
+            f"{where}: date_formats must be a non-empty list", reason="binding_malformed"
+        )
     if not all(isinstance(f, str) and f and _usable_format(f) for f in formats):
-        raise BindingRefusedError(f"{where}: date_formats must be valid format strings")
+        raise BindingRefused(
+            f"{where}: date_formats must be valid format strings", reason="binding_malformed"
+        )
     if kind == "datetime" and not one_of(spec.get("timezone", "optional"), _TIMEZONES):
-        raise BindingRefusedError(f"{where}: invalid timezone rule")
+        raise BindingRefused(f"{where}: invalid timezone rule", reason="binding_malformed")
 
 
 def _date_accepts(spec: Mapping[str, object], value: str, where: str) -> None:
@@ -286,7 +302,9 @@ def _date_accepts(spec: Mapping[str, object], value: str, where: str) -> None:
         if (rule == "required" and not aware) or (rule == "forbidden" and aware):
             continue
         return
-    raise BindingRefusedError(f"{where}: value does not match any declared date format")
+    raise BindingRefused(
+        f"{where}: value does not match any declared date format", reason="value_format"
+    )
 
 
 def _usable_format(fmt: str) -> bool:

@@ -1,14 +1,8 @@
 """Argument mode: typed bindings compiled into a deterministic argv (BLUEPRINTS-V6 6.3).
 
-Steps, each refusing with :class:`BindingRefusedError`:
+Steps, each refusing with :class:`BindingRefused`:
 
-1. **Layout.** ``process_binding.arguments`` must bind exactly the IDs of
-   ``contract.arguments``; ``fixed`` bindings are registered first. Positions
-   and option names are unique, names are ``--`` flags that the dispatcher
-   does not own, every type is checked once, fixed values must type-check and
-   must not be secret, a ``secret``/``credential`` argument (or nested type)
-   must be bound as ``stdin``, at most one stdin argument exists, and an
-   unbounded positional comes last.
+1. **Layout** (``_layout``): the binding's declarations, checked once.
 2. **Tokens.** After the first ``--`` everything is positional; before it,
    the tokens up to the first ``--x`` are positional and the rest is the named
    segment, where only declared caller names are accepted.
@@ -27,68 +21,18 @@ Steps, each refusing with :class:`BindingRefusedError`:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final, cast
 
-from boring_dispatch._value import replace
-from boring_dispatch._value import value as frozen_value
-from boring_dispatch.repository._shapes import FLAG_NAME, BindingRefusedError, is_int, one_of
-from boring_dispatch.repository.bind._argtypes import (
-    SECRET_SENSITIVITIES,
-    check_type,
-    check_value,
-    is_secret,
-    text_of,
+from boring_dispatch.repository._shapes import BindingRefused
+from boring_dispatch.repository.bind._argtypes import check_value, text_of
+from boring_dispatch.repository.bind._layout import (
+    DISPATCHER_OPTIONS,
+    Caller,
+    Layout,
+    check_layout,
+    declared_value,
 )
 
 __all__ = ["DISPATCHER_OPTIONS", "compile_arguments"]
-
-#: Options the dispatcher's own command line owns; no binding may declare them.
-DISPATCHER_OPTIONS: Final = frozenset(
-    {"--caller-skill", "--dry-run", "--stdin", "--config", "--repository-config", "--error-format"}
-)
-_SENSITIVITIES: Final = frozenset(
-    {"public", "user-private", "derived-private", "credential", "secret"}
-)
-_FRAMINGS: Final = frozenset({"raw", "text", "exactly-one-json-document", "newline-delimited-json"})
-_KINDS: Final = frozenset({"positional", "option", "switch", "stdin"})
-
-
-@frozen_value
-class _Arity:
-    minimum: int
-    maximum: int | None
-
-    @property
-    def single(self) -> bool:
-        return self.minimum == 1 and self.maximum == 1
-
-
-@frozen_value
-class _Caller:
-    """One caller argument: its contract entry and its binding."""
-
-    arg_id: str
-    kind: str
-    type: Mapping[str, object]
-    required: bool
-    default: tuple[object, ...]  # () when there is no default, (value,) otherwise
-    position: int = -1
-    name: str = ""
-    arity: _Arity = _Arity(1, 1)
-
-
-@frozen_value
-class _Fixed:
-    kind: str
-    value: object
-    position: int = -1
-    name: str = ""
-
-
-@frozen_value
-class _Layout:
-    callers: Mapping[str, _Caller]
-    fixed: tuple[_Fixed, ...]
 
 
 def compile_arguments(
@@ -100,10 +44,10 @@ def compile_arguments(
     """The compiled argument tokens (without ``args_prefix``) and the stdin decision.
 
     Raises:
-        BindingRefusedError: a malformed layout, an argv the layout does not
+        BindingRefused: a malformed layout, an argv the layout does not
             accept, a value of the wrong type, or a stdin rule broken.
     """
-    layout = _layout(binding, interface)
+    layout = check_layout(binding, interface)
     positionals, named = _split(argv, layout)
     raw = _fill_positionals(positionals, layout) | named
     values = {arg_id: _typed(layout.callers[arg_id], value) for arg_id, value in raw.items()}
@@ -113,150 +57,10 @@ def compile_arguments(
 
 
 # --------------------------------------------------------------------------- #
-# 1. layout
-
-
-def _layout(binding: Mapping[str, object], interface: Mapping[str, object]) -> _Layout:
-    contract = interface.get("contract", {})
-    if not isinstance(contract, Mapping):
-        raise BindingRefusedError("contract must be a mapping")
-    declared = _mapping(contract.get("arguments", {}), "contract.arguments")
-    bound = _mapping(binding.get("arguments", {}), "process_binding.arguments")
-    if set(declared) != set(bound):
-        missing = sorted(set(declared) - set(bound))[:5]
-        unknown = sorted(set(bound) - set(declared))[:5]
-        raise BindingRefusedError(
-            f"bindings differ from contract.arguments (missing {missing}, unknown {unknown})"
-        )
-    fixed_raw = binding.get("fixed", [])
-    if not isinstance(fixed_raw, list):
-        raise BindingRefusedError("fixed must be a list")
-    positions: set[int] = set()
-    names: set[str] = set()
-    fixed = tuple(_fixed(item, index, positions, names) for index, item in enumerate(fixed_raw))
-    callers = {
-        arg_id: _caller(arg_id, declared[arg_id], bound[arg_id], positions, names)
-        for arg_id in sorted(declared)
-    }
-    if sum(1 for c in callers.values() if c.kind == "stdin") > 1:
-        raise BindingRefusedError("at most one argument may be bound to stdin")
-    for caller in callers.values():
-        unbounded = caller.kind == "positional" and caller.arity.maximum is None
-        if unbounded and any(position > caller.position for position in positions):
-            raise BindingRefusedError(f"unbounded positional {caller.arg_id} must come last")
-    return _Layout(callers=callers, fixed=fixed)
-
-
-def _mapping(value: object, what: str) -> Mapping[str, Mapping[str, object]]:
-    if not isinstance(value, Mapping):
-        raise BindingRefusedError(f"{what} must be a mapping")
-    for key, item in value.items():
-        if not isinstance(key, str) or not key or not isinstance(item, Mapping):
-            raise BindingRefusedError(f"{what} must map argument IDs to mappings")
-    return cast("Mapping[str, Mapping[str, object]]", value)
-
-
-def _fixed(raw: object, index: int, positions: set[int], names: set[str]) -> _Fixed:
-    where = f"fixed binding {index}"
-    if not isinstance(raw, Mapping):
-        raise BindingRefusedError(f"{where} must be a mapping")
-    kind = raw.get("kind")
-    if kind == "switch":
-        return _Fixed(kind="switch", value=True, name=_name(raw, where, names))
-    if not one_of(kind, {"positional", "option"}):
-        raise BindingRefusedError(f"{where}: kind must be positional, option or switch")
-    spec = check_type(raw.get("type"), where)
-    if is_secret(spec):
-        raise BindingRefusedError(f"{where}: a fixed value cannot be secret")
-    if "value" not in raw:
-        raise BindingRefusedError(f"{where}: value is required")
-    value = check_value(spec, raw["value"], where)
-    if kind == "positional":
-        return _Fixed(kind="positional", value=value, position=_position(raw, where, positions))
-    return _Fixed(kind="option", value=value, name=_name(raw, where, names))
-
-
-def _caller(
-    arg_id: str,
-    contract: Mapping[str, object],
-    raw: Mapping[str, object],
-    positions: set[int],
-    names: set[str],
-) -> _Caller:
-    where = f"argument {arg_id}"
-    base = _declared(arg_id, contract, raw.get("kind"))
-    if base.kind == "stdin":
-        if raw.get("encoding") != "utf-8" or not one_of(raw.get("framing"), _FRAMINGS):
-            raise BindingRefusedError(f"{where}: stdin needs encoding utf-8 and a known framing")
-        return base
-    if base.kind == "switch":
-        if base.type.get("kind") not in {"flag", "boolean"}:
-            raise BindingRefusedError(f"{where}: a switch must have a flag or boolean type")
-        return replace(base, name=_name(raw, where, names), arity=_Arity(0, 0))
-    arity = _arity(raw.get("arity"), where)
-    if base.kind == "positional":
-        return replace(base, position=_position(raw, where, positions), arity=arity)
-    return replace(base, name=_name(raw, where, names), arity=arity)
-
-
-def _declared(arg_id: str, contract: Mapping[str, object], kind: object) -> _Caller:
-    """The contract side of one argument, with the secret-on-stdin rule."""
-    where = f"argument {arg_id}"
-    required = contract.get("required")
-    if not isinstance(required, bool):
-        raise BindingRefusedError(f"{where}: required must be a boolean")
-    if not one_of(contract.get("sensitivity"), _SENSITIVITIES):
-        raise BindingRefusedError(f"{where}: invalid sensitivity")
-    if required and "default" in contract:
-        raise BindingRefusedError(f"{where}: a required argument cannot have a default")
-    spec = check_type(contract.get("type"), where)
-    if not one_of(kind, _KINDS):
-        raise BindingRefusedError(f"{where}: unknown binding kind")
-    secret = one_of(contract.get("sensitivity"), SECRET_SENSITIVITIES) or is_secret(spec)
-    if secret and kind != "stdin":
-        raise BindingRefusedError(f"{where}: a secret or credential must be bound as stdin")
-    default = (contract["default"],) if "default" in contract else ()
-    return _Caller(arg_id=arg_id, kind=str(kind), type=spec, required=required, default=default)
-
-
-def _position(raw: Mapping[str, object], where: str, positions: set[int]) -> int:
-    position = raw.get("position")
-    if not is_int(position) or position < 0:
-        raise BindingRefusedError(f"{where}: position must be an integer >= 0")
-    if position in positions:
-        raise BindingRefusedError(f"{where}: position {position} is bound twice")
-    positions.add(position)
-    return position
-
-
-def _name(raw: Mapping[str, object], where: str, names: set[str]) -> str:
-    name = raw.get("name")
-    if not isinstance(name, str) or not name.startswith("--") or not FLAG_NAME.fullmatch(name):
-        raise BindingRefusedError(f"{where}: name must be a --flag")
-    if name in DISPATCHER_OPTIONS:
-        raise BindingRefusedError(f"{where}: {name} is a dispatcher option")
-    if name in names:
-        raise BindingRefusedError(f"{where}: {name} is bound twice")
-    names.add(name)
-    return name
-
-
-def _arity(raw: object, where: str) -> _Arity:
-    if not isinstance(raw, Mapping):
-        raise BindingRefusedError(f"{where}: arity must be a mapping")
-    minimum, maximum = raw.get("minimum"), raw.get("maximum")
-    if not is_int(minimum) or minimum < 0 or "maximum" not in raw:
-        raise BindingRefusedError(f"{where}: arity needs minimum >= 0 and a maximum")
-    if maximum is not None and (not is_int(maximum) or maximum < max(minimum, 1)):
-        raise BindingRefusedError(f"{where}: arity maximum must be null or >= max(minimum, 1)")
-    return _Arity(minimum, maximum)
-
-
-# --------------------------------------------------------------------------- #
 # 2-3. tokens and positionals
 
 
-def _split(argv: Sequence[str], layout: _Layout) -> tuple[list[str], dict[str, list[str] | bool]]:
+def _split(argv: Sequence[str], layout: Layout) -> tuple[list[str], dict[str, list[str] | bool]]:
     """Positional tokens, and the named arguments as ``{arg_id: tokens or True}``."""
     tokens = list(argv)
     forced: list[str] = []
@@ -271,9 +75,13 @@ def _split(argv: Sequence[str], layout: _Layout) -> tuple[list[str], dict[str, l
     while i < len(tokens):
         caller = _known_name(tokens[i], by_name, fixed_names)
         if caller is None:
-            raise BindingRefusedError("unexpected trailing value in the named arguments")
+            raise BindingRefused(
+                "unexpected trailing value in the named arguments", reason="extra_value"
+            )
         if caller.arg_id in named:
-            raise BindingRefusedError(f"option {caller.name} supplied more than once")
+            raise BindingRefused(
+                f"option {caller.name} supplied more than once", reason="duplicate_option"
+            )
         i += 1
         if caller.kind == "switch":
             named[caller.arg_id] = True
@@ -287,26 +95,33 @@ def _split(argv: Sequence[str], layout: _Layout) -> tuple[list[str], dict[str, l
             taken.append(tokens[i])
             i += 1
         if len(taken) < caller.arity.minimum:
-            raise BindingRefusedError(f"missing option value for {caller.name}")
+            raise BindingRefused(
+                f"missing option value for {caller.name}", reason="missing_option_value"
+            )
         named[caller.arg_id] = taken
     return tokens[:start] + forced, named
 
 
-def _known_name(token: str, by_name: Mapping[str, _Caller], fixed: set[str]) -> _Caller | None:
+def _known_name(token: str, by_name: Mapping[str, Caller], fixed: set[str]) -> Caller | None:
     """The caller option named by ``token``; ``None`` for a plain value; refuses others."""
     if not token.startswith("--"):
         return None
     if token in fixed:
-        raise BindingRefusedError(f"caller cannot override fixed option {token}")
+        raise BindingRefused(
+            f"caller cannot override fixed option {token}", reason="fixed_override"
+        )
     caller = by_name.get(token)
     if caller is not None:
         return caller
     if token.partition("=")[0] in DISPATCHER_OPTIONS:
-        raise BindingRefusedError(f"unknown option {token.partition('=')[0]} (a dispatcher option)")
-    raise BindingRefusedError("unknown option (not declared by the binding)")
+        raise BindingRefused(
+            f"unknown option {token.partition('=')[0]} (a dispatcher option)",
+            reason="unknown_option",
+        )
+    raise BindingRefused("unknown option (not declared by the binding)", reason="unknown_option")
 
 
-def _fill_positionals(tokens: list[str], layout: _Layout) -> dict[str, list[str] | bool]:
+def _fill_positionals(tokens: list[str], layout: Layout) -> dict[str, list[str] | bool]:
     bindings = sorted(
         (c for c in layout.callers.values() if c.kind == "positional"), key=lambda c: c.position
     )
@@ -321,7 +136,9 @@ def _fill_positionals(tokens: list[str], layout: _Layout) -> dict[str, list[str]
         filled[caller.arg_id] = tokens[used : used + take]
         used += take
     if used < len(tokens):
-        raise BindingRefusedError(f"unexpected trailing value (positional {used})")
+        raise BindingRefused(
+            f"unexpected trailing value (positional {used})", reason="too_many_positionals"
+        )
     return filled
 
 
@@ -329,7 +146,7 @@ def _fill_positionals(tokens: list[str], layout: _Layout) -> dict[str, list[str]
 # 4-5. values, stdin, defaults, emission
 
 
-def _typed(caller: _Caller, value: list[str] | bool) -> object:
+def _typed(caller: Caller, value: list[str] | bool) -> object:
     """Type a switch (``True``), a list type, several values, or exactly one value."""
     where = f"argument {caller.arg_id}"
     if isinstance(value, bool) or caller.type.get("kind") == "list":
@@ -339,17 +156,17 @@ def _typed(caller: _Caller, value: list[str] | bool) -> object:
     return [check_value(caller.type, item, where) for item in value]
 
 
-def _stdin_decision(layout: _Layout, stdin: bool) -> bool:
+def _stdin_decision(layout: Layout, stdin: bool) -> bool:
     stdin_args = [c for c in layout.callers.values() if c.kind == "stdin"]
     if stdin and not stdin_args:
-        raise BindingRefusedError("interface does not declare stdin")
+        raise BindingRefused("interface does not declare stdin", reason="stdin_refused")
     for caller in stdin_args:
         if caller.required and not stdin:
-            raise BindingRefusedError(f"{caller.arg_id} requires --stdin")
+            raise BindingRefused(f"{caller.arg_id} requires --stdin", reason="stdin_required")
     return stdin
 
 
-def _apply_defaults(layout: _Layout, values: dict[str, object]) -> None:
+def _apply_defaults(layout: Layout, values: dict[str, object]) -> None:
     for arg_id, caller in sorted(layout.callers.items()):
         if arg_id in values or caller.kind == "stdin":
             continue
@@ -358,14 +175,14 @@ def _apply_defaults(layout: _Layout, values: dict[str, object]) -> None:
         elif caller.kind == "switch":
             values[arg_id] = False
         elif caller.required:
-            raise BindingRefusedError(f"missing required argument {arg_id}")
+            raise BindingRefused(f"missing required argument {arg_id}", reason="missing_argument")
 
 
-def _typed_default(caller: _Caller, default: object) -> object:
+def _typed_default(caller: Caller, default: object) -> object:
     where = f"argument {caller.arg_id} default"
     if isinstance(default, list) and caller.type.get("kind") != "list":
-        return [check_value(caller.type, item, where) for item in default]
-    return check_value(caller.type, default, where)
+        return [declared_value(caller.type, item, where) for item in default]
+    return declared_value(caller.type, default, where)
 
 
 def _tokens(value: object) -> list[str]:
@@ -382,7 +199,7 @@ def _dash_led(token: str) -> bool:
 def _values(tokens: list[str]) -> list[str]:
     """Value tokens; ``--`` cannot be one (argparse drops a second ``--``)."""
     if "--" in tokens:
-        raise BindingRefusedError("the value '--' cannot be passed to the gateway")
+        raise BindingRefused("the value '--' cannot be passed to the gateway", reason="dash_value")
     return tokens
 
 
@@ -397,10 +214,12 @@ def _option(name: str, value: object) -> list[str]:
         return [name, *tokens]
     if len(tokens) == 1:
         return [f"{name}={tokens[0]}"]
-    raise BindingRefusedError(f"a value of the multi-value option {name} begins with '-'")
+    raise BindingRefused(
+        f"a value of the multi-value option {name} begins with '-'", reason="dash_value"
+    )
 
 
-def _emit(layout: _Layout, values: Mapping[str, object]) -> list[str]:
+def _emit(layout: Layout, values: Mapping[str, object]) -> list[str]:
     """Positionals, caller options, fixed options; ``--`` before dash-led positionals.
 
     When a positional begins with ``-``, the options come first and ``--``

@@ -34,7 +34,7 @@ from boring_dispatch.repository._regex import (
 )
 from boring_dispatch.repository._shapes import (
     FLAG_NAME,
-    BindingRefusedError,
+    BindingRefused,
     is_int,
     optional_bool,
     shown_flag,
@@ -88,41 +88,54 @@ def match_patterns(binding: Mapping[str, object], argv: Sequence[str], stdin: bo
     """The name of the one pattern that accepts ``argv`` (and the stdin request).
 
     Raises:
-        BindingRefusedError: malformed patterns, explicit bindings mixed in, a
+        BindingRefused: malformed patterns, explicit bindings mixed in, a
             tokenising error in any pattern, no match, or several matches.
     """
     for key, empty in (("arguments", {}), ("fixed", [])):
         if key in binding and binding[key] != empty:
-            raise BindingRefusedError("authored patterns cannot mix with explicit bindings")
+            raise BindingRefused(
+                "authored patterns cannot mix with explicit bindings", reason="binding_malformed"
+            )
     raw = binding.get("patterns")
     if not isinstance(raw, list) or not raw:
-        raise BindingRefusedError("process binding must have at least one pattern")
+        raise BindingRefused(
+            "process binding must have at least one pattern", reason="binding_malformed"
+        )
     patterns = [_parse(index, item) for index, item in enumerate(raw)]
     tokenised = [_tokenise(argv, pattern) for pattern in patterns]
     matched = [p.name for p, t in zip(patterns, tokenised, strict=True) if _matches(p, t, stdin)]
     if not matched:
-        raise BindingRefusedError("invocation does not match any declared pattern")
+        raise BindingRefused("invocation does not match any declared pattern", reason="no_pattern")
     if len(matched) > 1:
-        raise BindingRefusedError("invocation matches multiple patterns; ambiguous")
+        raise BindingRefused(
+            "invocation matches multiple patterns; ambiguous", reason="ambiguous_pattern"
+        )
     return matched[0]
 
 
 def _parse(index: int, raw: object) -> _Pattern:
     where = f"pattern {index}"
     if not isinstance(raw, Mapping):
-        raise BindingRefusedError(f"{where} must be a mapping")
+        raise BindingRefused(f"{where} must be a mapping", reason="binding_malformed")
     unknown = [key for key in raw if key not in _PATTERN_KEYS]
     if unknown:
-        raise BindingRefusedError(f"{where} has an unknown key")
+        raise BindingRefused(f"{where} has an unknown key", reason="binding_malformed")
     name = raw.get("name", f"pattern_{index}")
     if not isinstance(name, str) or not name:
-        raise BindingRefusedError(f"{where}: name must be a non-empty string")
+        raise BindingRefused(
+            f"{where}: name must be a non-empty string", reason="binding_malformed"
+        )
     minimum = raw.get("min_positionals", 0)
     if not is_int(minimum) or minimum < 0:
-        raise BindingRefusedError(f"{where}: min_positionals must be an integer >= 0")
+        raise BindingRefused(
+            f"{where}: min_positionals must be an integer >= 0", reason="binding_malformed"
+        )
     maximum = raw.get("max_positionals")
     if "max_positionals" in raw and (not is_int(maximum) or maximum < minimum):
-        raise BindingRefusedError(f"{where}: max_positionals must be an integer >= the minimum")
+        raise BindingRefused(
+            f"{where}: max_positionals must be an integer >= the minimum",
+            reason="binding_malformed",
+        )
     value_flags = _flag_patterns(raw.get("flag_patterns", {}), where)
     required = frozenset(string_list(raw.get("required_flags", []), where, flags=True))
     forbidden = frozenset(string_list(raw.get("forbidden_flags", []), where, flags=True))
@@ -146,7 +159,9 @@ def _parse(index: int, raw: object) -> _Pattern:
 
 def _positional_patterns(raw: object, where: str) -> tuple[tuple[int, BoundedPattern | None], ...]:
     if not isinstance(raw, Mapping):
-        raise BindingRefusedError(f"{where}: positional_patterns must be a mapping")
+        raise BindingRefused(
+            f"{where}: positional_patterns must be a mapping", reason="binding_malformed"
+        )
     out: list[tuple[int, BoundedPattern | None]] = []
     for key, text in raw.items():
         if is_int(key) and key >= 0:
@@ -154,31 +169,37 @@ def _positional_patterns(raw: object, where: str) -> tuple[tuple[int, BoundedPat
         elif isinstance(key, str) and _INDEX.fullmatch(key) and len(key) <= 9:
             index = int(key)
         else:
-            raise BindingRefusedError(f"{where}: positional_patterns keys must be indexes")
+            raise BindingRefused(
+                f"{where}: positional_patterns keys must be indexes", reason="binding_malformed"
+            )
         out.append((index, _regex(text, f"{where}: positional pattern {index}")))
     return tuple(out)
 
 
 def _flag_patterns(raw: object, where: str) -> dict[str, BoundedPattern | None]:
     if not isinstance(raw, Mapping):
-        raise BindingRefusedError(f"{where}: flag_patterns must be a mapping")
+        raise BindingRefused(
+            f"{where}: flag_patterns must be a mapping", reason="binding_malformed"
+        )
     out: dict[str, BoundedPattern | None] = {}
     for flag, text in raw.items():
         if not isinstance(flag, str) or FLAG_NAME.fullmatch(flag) is None:
-            raise BindingRefusedError(f"{where}: flag_patterns holds an invalid flag name")
+            raise BindingRefused(
+                f"{where}: flag_patterns holds an invalid flag name", reason="binding_malformed"
+            )
         out[flag] = _regex(text, f"{where}: flag pattern {flag}")
     return out
 
 
 def _regex(text: object, what: str) -> BoundedPattern | None:
     if not isinstance(text, str):
-        raise BindingRefusedError(f"{what} must be a string")
+        raise BindingRefused(f"{what} must be a string", reason="binding_malformed")
     if len(text) > MAX_PATTERN_LENGTH:
         return None  # upstream: a value checked against an over-long pattern never matches
     try:
         return compile_pattern(text)
     except PatternRefused as refused:
-        raise BindingRefusedError(f"{what}: {refused}") from None
+        raise BindingRefused(f"{what}: {refused}", reason="regex_refused") from None
 
 
 def _tokenise(argv: Sequence[str], pattern: _Pattern) -> _Tokens:
@@ -198,10 +219,12 @@ def _tokenise(argv: Sequence[str], pattern: _Pattern) -> _Tokens:
         name, has_inline, inline = arg.partition("=")
         shown = shown_flag(name, pattern.declared)
         if name in flags:
-            raise BindingRefusedError(f"duplicate flag {shown}")
+            raise BindingRefused(f"duplicate flag {shown}", reason="duplicate_option")
         if name not in pattern.value_flags:
             if has_inline:
-                raise BindingRefusedError(f"switch {shown} does not take a value")
+                raise BindingRefused(
+                    f"switch {shown} does not take a value", reason="switch_with_value"
+                )
             flags[name] = None
         elif has_inline and inline:
             flags[name] = inline
@@ -209,7 +232,7 @@ def _tokenise(argv: Sequence[str], pattern: _Pattern) -> _Tokens:
             flags[name] = argv[i]
             i += 1
         else:
-            raise BindingRefusedError(f"flag {shown} requires a value")
+            raise BindingRefused(f"flag {shown} requires a value", reason="missing_option_value")
     return _Tokens(flags=flags, positionals=tuple(positionals))
 
 

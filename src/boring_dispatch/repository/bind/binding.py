@@ -3,7 +3,8 @@
 :func:`compile_binding` implements BLUEPRINTS-V6 sections 6.1-6.4 and
 :func:`python_target` section 6.5. Both are pure functions over the parsed
 blueprint; every refusal is :class:`~boring_dispatch.errors.ResolutionFailed`,
-never a traceback.
+never a traceback, and its ``reason`` (:data:`~boring_dispatch.repository._shapes.RefusalReason`)
+names the check that refused.
 
 Before anything else the caller's argv is checked as data: a list of strings,
 at most :data:`MAX_ARGV_TOKENS` tokens, each valid UTF-8 (no lone
@@ -26,7 +27,12 @@ from boring_dispatch._limits import MAX_ARGV_BYTES, MAX_ARGV_TOKENS, MAX_TOKEN_B
 from boring_dispatch.errors import ResolutionFailed
 from boring_dispatch.records import CompiledBinding, ModuleRecord, PythonTarget, SourceRecord
 from boring_dispatch.repository import ids
-from boring_dispatch.repository._shapes import BindingRefusedError, one_of, string_list
+from boring_dispatch.repository._shapes import (
+    BindingRefused,
+    RefusalReason,
+    one_of,
+    string_list,
+)
 from boring_dispatch.repository.bind._argtypes import SECRET_SENSITIVITIES, is_secret
 from boring_dispatch.repository.bind._patterns import match_patterns
 
@@ -92,28 +98,29 @@ def compile_binding(
     """
     try:
         return _compile(interface, argv, stdin)
-    except BindingRefusedError as refusal:
-        raise _failure(f"cannot compile {_shown(interface_id)}: {refusal}", interface_id) from None
+    except BindingRefused as refusal:
+        message = f"cannot compile {_shown(interface_id)}: {refusal}"
+        raise _failure(message, interface_id, refusal.reason) from None
     except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError):
         # A safety net only: the property tests drive _compile directly to keep it unused.
         message = f"cannot compile {_shown(interface_id)}: malformed process binding"
-        raise _failure(message, interface_id) from None
+        raise _failure(message, interface_id, "safety_net") from None
 
 
 def _compile(interface: object, argv: object, stdin: object) -> CompiledBinding:
-    caller_argv = _checked_argv(argv, "argv")
+    caller_argv = _checked_argv(argv, "argv", "argv_malformed")
     if not isinstance(stdin, bool):
-        raise BindingRefusedError("stdin must be a boolean")
+        raise BindingRefused("stdin must be a boolean", reason="argv_malformed")
     if not isinstance(interface, Mapping):
-        raise BindingRefusedError("interface must be a mapping")
+        raise BindingRefused("interface must be a mapping", reason="binding_malformed")
     binding = interface.get("process_binding")
     if not isinstance(binding, Mapping) or binding.get("kind") != "process":
-        raise BindingRefusedError("interface is not process-bindable")
+        raise BindingRefused("interface is not process-bindable", reason="not_bindable")
     if any(key not in _BINDING_KEYS for key in binding):
-        raise BindingRefusedError("process binding has an unknown key")
+        raise BindingRefused("process binding has an unknown key", reason="binding_malformed")
     entry = binding.get("entry")
     if not isinstance(entry, str) or not entry:
-        raise BindingRefusedError("entry must be a non-empty string")
+        raise BindingRefused("entry must be a non-empty string", reason="binding_malformed")
     prefix = string_list(binding.get("args_prefix", []), "args_prefix")
     if "patterns" in binding:
         _refuse_secret_flags(interface, caller_argv)  # first: its message is the useful one
@@ -125,7 +132,7 @@ def _compile(interface: object, argv: object, stdin: object) -> CompiledBinding:
         from boring_dispatch.repository.bind._arguments import compile_arguments
 
         tokens, decision = compile_arguments(binding, interface, caller_argv, stdin)
-    command = _checked_argv([*prefix, *tokens], "compiled command")
+    command = _checked_argv([*prefix, *tokens], "compiled command", "command_malformed")
     return CompiledBinding(command=command, pattern=pattern, takes_stdin=decision, entry=entry)
 
 
@@ -151,15 +158,15 @@ def _refuse_secret_flags(interface: Mapping[str, object], argv: tuple[str, ...])
             flag = next((secret for secret in secrets if secret.startswith(name)), None)
             if flag is not None:
                 message = f"secret argument {flag} must travel on stdin, not argv"
-                raise BindingRefusedError(message)
+                raise BindingRefused(message, reason="secret_in_argv")
 
 
-def _checked_argv(argv: object, what: str) -> tuple[str, ...]:
+def _checked_argv(argv: object, what: str, reason: RefusalReason) -> tuple[str, ...]:
     if not isinstance(argv, list | tuple):
-        raise BindingRefusedError(f"{what} must be a list of strings")
+        raise BindingRefused(f"{what} must be a list of strings", reason=reason)
     problem = argv_problem(argv, what)
     if problem is not None:
-        raise BindingRefusedError(problem)
+        raise BindingRefused(problem, reason=reason)
     return tuple(argv)
 
 
@@ -205,22 +212,28 @@ def python_target(module: ModuleRecord, source: SourceRecord, entry: str) -> Pyt
     """
     try:
         return _python_target(module, source, entry)
-    except BindingRefusedError as refusal:
+    except BindingRefused as refusal:
         message = f"cannot build Python target for {_shown(source.source_id)}: {refusal}"
-        raise ResolutionFailed(message, target_module_id=module.module_id) from None
+        raise ResolutionFailed(
+            message, target_module_id=module.module_id, reason=refusal.reason
+        ) from None
 
 
 def _python_target(module: ModuleRecord, source: SourceRecord, entry: object) -> PythonTarget:
     if source.module.module_id != module.module_id:
-        raise BindingRefusedError("the source belongs to another module")
+        raise BindingRefused("the source belongs to another module", reason="target_malformed")
     if not isinstance(entry, str) or not _is_identifier(entry) or entry.startswith("__"):
-        raise BindingRefusedError("entry must be a plain Python identifier")
+        raise BindingRefused("entry must be a plain Python identifier", reason="target_malformed")
     path = source.gateway_path
     if not isinstance(path, str) or not path.endswith(".py") or "\\" in path or "\x00" in path:
-        raise BindingRefusedError("gateway path must be a relative POSIX path ending in .py")
+        raise BindingRefused(
+            "gateway path must be a relative POSIX path ending in .py", reason="target_malformed"
+        )
     parts = path[: -len(".py")].split("/")
     if path.startswith("/") or not all(_is_identifier(part) for part in parts):
-        raise BindingRefusedError("gateway path parts must be Python identifiers")
+        raise BindingRefused(
+            "gateway path parts must be Python identifiers", reason="target_malformed"
+        )
     if parts[-1] == "__init__":
         parts.pop()
     package = ids.logical_package(module.module_id)
@@ -237,11 +250,11 @@ def _is_identifier(text: str) -> bool:
     return _IDENTIFIER.fullmatch(text) is not None and not keyword.iskeyword(text)
 
 
-def _failure(message: str, interface_id: object) -> ResolutionFailed:
+def _failure(message: str, interface_id: object, reason: RefusalReason) -> ResolutionFailed:
     target_module = ""
     if isinstance(interface_id, str) and ids.INTERFACE_MARK in interface_id:
         target_module = interface_id.rpartition(ids.INTERFACE_MARK)[0]
-    return ResolutionFailed(message, target_module_id=target_module)
+    return ResolutionFailed(message, target_module_id=target_module, reason=reason)
 
 
 def _shown(text: object) -> str:
