@@ -154,15 +154,17 @@ def compile_bounded(text: str) -> BoundedPattern:
     the lint would refuse. Raises what :func:`compile_pattern` raises, and
     ``re.error`` (or ``RecursionError``, ``OverflowError``) for invalid patterns.
     """
+    from boring_dispatch.repository._regex_budget import measure
     from boring_dispatch.repository._regex_re2 import translate
 
     translation = translate(text, MAX_WEIGHT)
-    if translation.weight > MAX_WEIGHT:
+    bound = measure(translation.items, translation.flags, MAX_WEIGHT)
+    if bound.weight > MAX_WEIGHT:
         raise PatternRefused(
             "pattern is too large once repetitions are counted"
             " (Unicode \\w is 734 ranges: write [A-Za-z0-9_] or use (?a))"
         )
-    if translation.live > MAX_LIVE:
+    if bound.live > MAX_LIVE:
         raise PatternRefused(
             f"pattern can have more than {MAX_LIVE} positions matching at once"
             " (ambiguous or nested repetitions)"

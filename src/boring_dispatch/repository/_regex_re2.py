@@ -92,21 +92,27 @@ class Translation:
     the text to run by ``re.match`` on a subject ending in ``\\n`` with that ``\\n``
     removed (``newline``: equal to ``end`` unless the pattern also has ``\\Z``).
 
-    ``live`` bounds the pattern positions RE2 can have live at once, and
-    ``weight`` the code point ranges of all positions (``_regex_budget``).
+    ``items`` and ``flags`` are the parse the translation was made from: the
+    budget (:mod:`._regex_budget`) measures the same tree.
     """
 
-    __slots__ = ("end", "live", "newline", "weight")
+    __slots__ = ("end", "flags", "items", "newline")
 
-    def __init__(self, end: str, newline: str | None, live: int, weight: int) -> None:
+    def __init__(
+        self,
+        end: str,
+        newline: str | None,
+        items: Sequence[tuple[object, object]],
+        flags: int,
+    ) -> None:
         self.end = end
         self.newline = newline
-        self.live = live
-        self.weight = weight
+        self.items = items
+        self.flags = flags
 
 
 def translate(text: str, limit: int) -> Translation:
-    """Translate ``text`` (Python ``re`` syntax, default flags); measure it up to ``limit`` weight.
+    """Translate ``text`` (Python ``re`` syntax, default flags); counts stop at ``limit``.
 
     Raises:
         TranslationRefused: a construct listed in the module docstring.
@@ -117,12 +123,9 @@ def translate(text: str, limit: int) -> Translation:
     items = items_of(parsed)
     writer = _Writer(limit)
     body = writer.sequence(items, flags, tail=True)  # ``\Z`` marks where the variants differ
-    from boring_dispatch.repository._regex_budget import measure
-
-    bound = measure(items, flags, limit)
     end = body.replace(_END_STRING, r"\z")
     newline = body.replace(_END_STRING, _class(())) if writer.saw_dollar else None
-    return Translation(end, newline, bound.live, bound.weight)
+    return Translation(end, newline, items, flags)
 
 
 class _Writer:
