@@ -51,6 +51,7 @@ from boring_dispatch.errors import (
     Denied,
     InvalidArguments,
     InvalidRequest,
+    NoFixture,
     ObservationTooLarge,
     TableError,
     ToolError,
@@ -131,6 +132,8 @@ class Entry:
     schema: ArgumentSchema
     #: Policy bit: the client (never the model's text) must confirm each call.
     confirm: bool = False
+    #: The handler is a fixture world's answer: its ``NoFixture`` is the observation ``no_fixture``.
+    fixture: bool = False
 
 
 @final
@@ -347,6 +350,10 @@ def _call(
         result = entry.handler(**kwargs)
     except ToolError as error:
         return _tool_error(table, name, str(error.message), secrets)
+    except NoFixture as error:
+        if entry.fixture:
+            raise  # a fixture world has no answer: no_fixture, never a success
+        return _internal_error(table.surface, name, error, secrets)  # a real handler's is a fault
     except BaseException as error:  # noqa: BLE001 - every other exception
         # BaseException too: a handler's sys.exit(), KeyboardInterrupt, GeneratorExit or
         # CancelledError must not end (or wedge) the process that serves the table, and its
