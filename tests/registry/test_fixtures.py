@@ -115,7 +115,10 @@ def test_a_world_of_a_tool_without_a_fixture_is_refused_unless_asked() -> None:
     ):
         UNFIXTURED.fixture_world()
     world = UNFIXTURED.fixture_world(allow_missing=True)
-    calls: list[tuple[str, dict[str, object]]] = [("get_job", {"job_id": 7}), ("finish", {"answer": "x"})]
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("get_job", {"job_id": 7}),
+        ("finish", {"answer": "x"}),
+    ]
     for name, args in calls:
         assert world.dispatch(name, args).code == "no_fixture"
     assert RAN == []
