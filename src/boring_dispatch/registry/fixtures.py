@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeVar, final
 from boring_dispatch.errors import InvalidArguments, NoFixture, RegistryInvalid, ToolError
 from boring_dispatch.observe.redact import redact
 from boring_dispatch.registry import pipeline
+from boring_dispatch.registry._canonical import canonical_text, fixture_args
 
 if TYPE_CHECKING:
     from boring_dispatch.registry.schema import ArgumentSchema
@@ -51,9 +52,6 @@ __all__ = [
     "world_parts",
 ]
 
-_ENCODER: Final = json.JSONEncoder(
-    ensure_ascii=False, allow_nan=False, separators=(",", ":"), sort_keys=True
-)
 _NO_ANSWER: Final = "no fixture for these arguments of tool {name}"
 
 
@@ -66,11 +64,15 @@ class Recorded:
         args: the call's arguments, as a client sends them (JSON data).
         result: what the handler returned (JSON data), when ``error`` is ``None``.
         error: the message of the ``ToolError`` the handler raised.
+        canonical: ``args`` are already the canonical arguments (as a fixture
+            file holds them, sensitive values redacted): used as the key as
+            they are, after a check that they hold no unredacted secret.
     """
 
     args: Mapping[str, object]
     result: object = None
     error: str | None = None
+    canonical: bool = False
 
 
 @final
@@ -94,40 +96,6 @@ class Fixture:
             raise RegistryInvalid("a fixture's stand_in must be callable")
         object.__setattr__(self, "recorded", tuple(recorded))
         object.__setattr__(self, "stand_in", stand_in)
-
-
-def fixture_args(schema: ArgumentSchema, kwargs: Mapping[str, object]) -> dict[str, object]:
-    """The canonical form of validated arguments: JSON data, sensitive values redacted.
-
-    Optional parameters a call left out count with the handler's defaults, so
-    ``{"job_id": 7}`` and ``{"job_id": 7, "verbose": false}`` are one key.
-
-    Raises:
-        ValueError: the validated arguments have no JSON form.
-    """
-    from pydantic_core import PydanticSerializationError, to_jsonable_python
-
-    try:
-        data = to_jsonable_python({**schema.defaults, **kwargs}, by_alias=True)
-    except PydanticSerializationError as error:
-        raise ValueError("the validated arguments have no JSON form") from error
-    redacted = redact(data, schema.sensitive)
-    if not isinstance(redacted, dict):
-        return {}
-    canonical: dict[str, object] = json.loads(canonical_text(redacted))
-    return canonical
-
-
-def canonical_text(value: object) -> str:
-    """Sorted keys, no spaces, UTF-8 text, no NaN: the one spelling of a key.
-
-    Raises:
-        ValueError: ``value`` is not JSON data.
-    """
-    try:
-        return _ENCODER.encode(value)
-    except (TypeError, ValueError, RecursionError) as error:
-        raise ValueError("not JSON data") from error
 
 
 @final
@@ -223,7 +191,10 @@ def world_parts(
 def _answer(name: str, schema: ArgumentSchema, tool: _HasHandler, fixture: Fixture) -> _Answer:
     outcomes: dict[str, _Outcome] = {}
     for number, item in enumerate(fixture.recorded, start=1):
-        key = _recorded_key(name, number, schema, item.args)
+        if item.canonical is True:
+            key = _canonical_key(name, number, schema, item.args)
+        else:
+            key = _recorded_key(name, number, schema, item.args)
         if key in outcomes:
             raise RegistryInvalid(
                 f"tool {name!r}: fixture outcome {number} has the same arguments as an earlier one"
@@ -247,6 +218,22 @@ def _recorded_key(
         raise RegistryInvalid(f"{where}: the arguments do not fit the schema at {paths}") from None
     except ValueError:
         raise RegistryInvalid(f"{where}: the arguments are not JSON data") from None
+
+
+def _canonical_key(
+    name: str, number: int, schema: ArgumentSchema, args: Mapping[str, object]
+) -> str:
+    where = f"tool {name!r}: fixture outcome {number}"
+    try:
+        key = canonical_text(dict(args))
+    except (TypeError, ValueError):
+        raise RegistryInvalid(f"{where}: the arguments are not a JSON object") from None
+    unknown = sorted(set(args) - schema.accepted)
+    if unknown:
+        raise RegistryInvalid(f"{where}: arguments the schema does not accept: {unknown}")
+    if canonical_text(redact(dict(args), schema.sensitive)) != key:
+        raise RegistryInvalid(f"{where}: the arguments hold an unredacted sensitive value")
+    return key
 
 
 def _outcome(name: str, number: int, item: Recorded) -> _Outcome:
