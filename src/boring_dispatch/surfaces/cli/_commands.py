@@ -30,6 +30,10 @@ def run(command: str, argv: Sequence[str]) -> int:
         "describe": _describe,
         "mcp": _mcp,
     }
+    if command == "deploy":
+        from boring_dispatch.surfaces.cli import _deploy
+
+        return _deploy.run(argv)
     options = _parser(command).parse_args(list(argv))
     try:
         if options.config and (
