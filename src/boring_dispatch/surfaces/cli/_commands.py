@@ -34,6 +34,10 @@ def run(command: str, argv: Sequence[str]) -> int:
         from boring_dispatch.surfaces.cli import _deploy
 
         return _deploy.run(argv)
+    if command == "serve":
+        from boring_dispatch.surfaces.cli import _serve
+
+        return _serve.run(argv)
     options = _parser(command).parse_args(list(argv))
     try:
         if options.config and (
