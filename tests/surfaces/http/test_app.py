@@ -57,7 +57,7 @@ def test_a_weak_token_is_refused_when_the_app_is_built(token: str) -> None:
 
 @given(text=st.text(max_size=40))
 def test_every_value_is_escaped_in_the_html_view(text: str) -> None:
-    document = {
+    document: dict[str, object] = {
         "kind": "table",
         "surface": text,
         "tools": [
