@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
@@ -176,18 +177,12 @@ def _check_version(connection: Connection, *, create: bool) -> None:
         )
 
 
-class _failures:  # noqa: N801 - a context manager used like a function
+@contextmanager
+def _failures(connection: Connection, action: str) -> Iterator[None]:
     """Turn a driver error into :class:`DatabaseUnavailable` naming its type only."""
-
-    def __init__(self, connection: Connection, action: str) -> None:
-        self._errors = connection.errors()
-        self._action = action
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, error: object, tb: object) -> None:
-        if kind is not None and issubclass(kind, self._errors):
-            raise DatabaseUnavailable(
-                f"cannot {self._action} the deployed tables: {kind.__name__}"
-            ) from None
+    try:
+        yield
+    except connection.errors() as error:
+        raise DatabaseUnavailable(
+            f"cannot {action} the deployed tables: {type(error).__name__}"
+        ) from None
