@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from boring_dispatch import Registry, Sensitive, Tool, ToolError
-from boring_dispatch.registry.fixtures import Fixture, Recorded
+from boring_dispatch import Fixture, Recorded, Registry, Sensitive, Tool, ToolError
 
 __all__ = ["RAN", "TABLE", "UNFIXTURED", "fixtures", "tools"]
 
