@@ -67,6 +67,13 @@ def test_the_endpoint_is_read_only_and_has_two_paths() -> None:
         assert get(served.url, {"Authorization": f"Basic {basic}"})[0] == 200
 
 
+def test_a_foreign_host_name_is_refused_on_a_loopback_bind() -> None:
+    with serving("--registry", TABLE) as served:
+        auth = _bearer(served.token)
+        assert get(served.url + "allowlist.json", {**auth, "Host": "rebound.example"})[0] == 421
+        assert get(served.url + "allowlist.json", {**auth, "Host": "localhost"})[0] == 200
+
+
 def test_a_token_file_is_used_and_never_printed(tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text("a-token-from-a-file-0123456789\n")

@@ -76,3 +76,33 @@ def test_every_value_is_escaped_in_the_html_view(text: str) -> None:
     assert "<script" not in page.lower() or "<script" not in text.lower()
     if "<" in text:
         assert text not in page
+
+
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("127.0.0.1:8787", 200),
+        ("LOCALHOST", 200),
+        ("[::1]:8787", 200),
+        ("evil.example", 421),
+        ("evil.example:8787", 421),
+        ("127.0.0.1.evil.example", 421),
+        ("[::1", 421),
+        ("", 421),
+    ],
+)
+def test_a_loopback_server_answers_its_loopback_names_only(host: str, status: int) -> None:
+    client = TestClient(build_app(DOCUMENT, TOKEN, hosts=("127.0.0.1", "localhost", "[::1]")))
+    reply = client.get(
+        "/allowlist.json", headers={"Host": host, "Authorization": f"Bearer {TOKEN}"}
+    )
+    assert reply.status_code == status
+
+
+def test_every_answer_forbids_caching_sniffing_and_scripts() -> None:
+    for path in ("/", "/allowlist.json"):
+        reply = CLIENT.get(path, headers={"Authorization": f"Bearer {TOKEN}"})
+        assert reply.headers["cache-control"] == "no-store"
+        assert reply.headers["x-content-type-options"] == "nosniff"
+        assert reply.headers["content-security-policy"].startswith("default-src 'none'")
+    assert CLIENT.get("/").headers["cache-control"] == "no-store"

@@ -26,6 +26,8 @@ from boring_dispatch.surfaces.cli._common import report_error
 __all__ = ["run"]
 
 _MAX_TOKEN_FILE = 4096
+#: The Host names a loopback server answers (any port).
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -73,7 +75,9 @@ def _serve(options: argparse.Namespace) -> int:
     document = _document(options)
     from boring_dispatch.surfaces.http.app import build_app
 
-    app = build_app(document, token)
+    own = f"[{options.host}]" if ":" in options.host else options.host
+    hosts = None if options.allow_remote else (*_LOOPBACK_NAMES, own.lower())
+    app = build_app(document, token, hosts=hosts)
     return _listen(
         app, options.host, options.port, generated=options.token_file is None, token=token
     )

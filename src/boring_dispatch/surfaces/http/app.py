@@ -23,7 +23,7 @@ import binascii
 import hmac
 import html
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -39,6 +39,13 @@ _Scope = MutableMapping[str, Any]
 _Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 _Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 _App = Callable[[_Scope, _Receive, _Send], Awaitable[None]]
+#: On every answer: nothing cached, nothing sniffed, no script, no framing.
+_HEADERS: Final = {
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 def table_allowlist(registry: Registry, *, deployed_from: str | None = None) -> dict[str, object]:
@@ -62,8 +69,14 @@ def table_allowlist(registry: Registry, *, deployed_from: str | None = None) -> 
     return document
 
 
-def build_app(document: dict[str, object], token: str) -> Starlette:
+def build_app(
+    document: dict[str, object], token: str, *, hosts: Sequence[str] | None = None
+) -> Starlette:
     """The ASGI app serving ``document``; every request must carry ``token``.
+
+    ``hosts``: the only ``Host`` header names accepted (without the port), for a
+    loopback bind (``127.0.0.1``, ``localhost``, ``[::1]``): a page elsewhere
+    that rebinds its own name to 127.0.0.1 is refused before the token is looked at.
 
     Raises:
         ValueError: the token is shorter than :data:`MIN_TOKEN_CHARS` or not ASCII.
@@ -79,18 +92,58 @@ def build_app(document: dict[str, object], token: str) -> Starlette:
     page = render_html(document).encode("utf-8")
 
     async def as_json(_: object) -> Response:
-        return Response(body, media_type="application/json")
+        return Response(body, media_type="application/json", headers=_HEADERS)
 
     async def as_html(_: object) -> Response:
-        return HTMLResponse(page)
+        return HTMLResponse(page, headers=_HEADERS)
 
     return Starlette(
         routes=[
             Route("/allowlist.json", as_json, methods=["GET"]),
             Route("/", as_html, methods=["GET"]),
         ],
-        middleware=[Middleware(_TokenGate, token=token.encode("ascii"))],
+        middleware=[
+            Middleware(_TokenGate, token=token.encode("ascii")),
+            Middleware(_HostGate, hosts=None if hosts is None else frozenset(hosts)),
+        ],
     )
+
+
+class _HostGate:
+    """Refuse (421) a request whose ``Host`` is not one of ``hosts`` (``None``: any)."""
+
+    def __init__(self, app: _App, hosts: frozenset[str] | None) -> None:
+        self._app = app
+        self._hosts = hosts
+
+    async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
+        if scope["type"] == "http" and self._hosts is not None:
+            given = [v for n, v in scope.get("headers", ()) if n == b"host"]
+            name = _host_name(given[0].decode("latin-1")) if len(given) == 1 else ""
+            if name not in self._hosts:
+                await _refuse(send, 421, b"this server answers its loopback names only\n", ())
+                return
+        await self._app(scope, receive, send)
+
+
+def _host_name(value: str) -> str:
+    """``127.0.0.1:8787`` -> ``127.0.0.1``, ``[::1]:8787`` -> ``[::1]``, lower case."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[: value.find("]") + 1] if "]" in value else ""
+    return value.rsplit(":", 1)[0] if ":" in value else value
+
+
+async def _refuse(
+    send: _Send, status: int, body: bytes, extra: Sequence[tuple[bytes, bytes]]
+) -> None:
+    headers = [
+        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"cache-control", b"no-store"),
+        *extra,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _TokenGate:
@@ -102,19 +155,11 @@ class _TokenGate:
 
     async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
         if scope["type"] == "http" and not self._admits(scope):
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"text/plain; charset=utf-8"),
-                        (b"www-authenticate", b'Basic realm="dispatcher", charset="UTF-8"'),
-                        (b"www-authenticate", b"Bearer"),
-                        (b"cache-control", b"no-store"),
-                    ],
-                }
+            challenges = (
+                (b"www-authenticate", b'Basic realm="dispatcher", charset="UTF-8"'),
+                (b"www-authenticate", b"Bearer"),
             )
-            await send({"type": "http.response.body", "body": b"a valid token is required\n"})
+            await _refuse(send, 401, b"a valid token is required\n", challenges)
             return
         await self._app(scope, receive, send)
 
