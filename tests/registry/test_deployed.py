@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -186,3 +188,48 @@ def test_deployed_by_is_plain_text(tmp_path: Path, who: str) -> None:
         deploy(
             CODE, ["get_job"], surface="s", database=f"sqlite://{tmp_path}/d.db", deployed_by=who
         )
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("true", "1 error"), ("", "1 skipped")])
+def test_without_postgresql_the_kit_fails_in_ci_and_skips_elsewhere(
+    tmp_path: Path, ci: str, outcome: str
+) -> None:
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(
+        "import kits.postgres\n"
+        "from kits.postgres import postgres_server, postgres_url  # noqa: F401\n"
+        "kits.postgres._tool = lambda name: None  # as on a machine without PostgreSQL\n"
+        "def test_needs_postgres(postgres_url: str) -> None:\n"
+        "    assert postgres_url\n"
+    )
+    tests = Path(__file__).resolve().parents[1]
+    environment = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(tests),
+        "CI": ci,
+        "HOME": str(tmp_path),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            "/dev/null",
+            str(probe),
+        ],
+        env=environment,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert outcome in done.stdout, done.stdout[-2000:]
+    assert done.returncode == (1 if ci else 0)
+    assert ("cannot run in CI: initdb/pg_ctl not found" in done.stdout) == bool(ci)
