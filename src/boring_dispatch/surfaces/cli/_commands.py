@@ -95,6 +95,8 @@ def _parser(command: str) -> argparse.ArgumentParser:
             help="repository: a top-level skill this server may act for (repeatable; "
             "default: any discoverable top-level skill the model names)",
         )
+        parser.add_argument("--database", metavar="URL", help="with --surface: the deployed table")
+        parser.add_argument("--surface", metavar="NAME")
     return parser
 
 
@@ -237,7 +239,14 @@ def _mcp(options: argparse.Namespace) -> int:
         timeout_s=options.timeout,
         run_as=options.run_as,
         callers=options.callers,
+        deployed=_deployed(options),
     )
+
+
+def _deployed(options: argparse.Namespace) -> tuple[str, str] | None:
+    if (options.database is None) != (options.surface is None):
+        raise RegistryInvalid("--database and --surface go together")
+    return None if options.surface is None else (options.surface, options.database)
 
 
 def _seconds(text: str) -> float:
