@@ -169,3 +169,40 @@ def test_the_html_view_of_a_repository_in_chromium() -> None:
         dom = chromium_dom(f"http://viewer:{served.token}@{host}")
     assert "<td>notes._rtx.interface.list-notes</td>" in dom
     assert "stdout=machine" in dom
+
+
+@pytest.mark.parametrize(("ci", "outcome"), [("true", "1 failed"), ("", "1 skipped")])
+def test_without_chromium_the_html_check_fails_in_ci_and_skips_elsewhere(
+    tmp_path: Path, ci: str, outcome: str
+) -> None:
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(
+        "import shutil\n"
+        "from kits.serve import chromium_dom\n"
+        "def test_needs_chromium() -> None:\n"
+        "    shutil.which = lambda name: None  # as on a machine without chromium\n"
+        "    chromium_dom('http://127.0.0.1:9/')\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            "/dev/null",
+            str(probe),
+        ],
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(TESTS), "CI": ci, "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert outcome in done.stdout, done.stdout[-2000:]
+    assert ("chromium is not installed (Debian package chromium)" in done.stdout) == bool(ci)
