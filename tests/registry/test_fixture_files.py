@@ -184,3 +184,19 @@ def test_a_world_writable_or_special_file_is_refused(tmp_path: Path) -> None:
         read_fixtures(path)
     with pytest.raises(FileRefused):
         read_fixtures("/dev/zero")
+
+
+def test_a_file_line_is_validated_except_where_a_secret_was_redacted(tmp_path: Path) -> None:
+    def charge(amount: int, pin: Annotated[int, Sensitive], note: str = "") -> dict[str, object]:
+        return {}
+
+    table = Registry({"charge": Tool(charge, description="x")})
+    line = {"fixture": 1, "tool": "charge", "result": 1}
+    good = _write(tmp_path, {**line, "args": {"amount": 5, "pin": "[redacted]"}})
+    world = table.fixture_world(read_fixtures(good, table.names()))
+    # The placeholder cannot be an int: the line is kept as written, defaults filled in.
+    assert world.dispatch("charge", {"amount": 5, "pin": 1234}).ok
+    assert world.dispatch("charge", {"amount": 5, "pin": 1, "note": "x"}).code == "no_fixture"
+    for args in ({"amount": "5", "pin": "[redacted]"}, {"amount": 5.5, "pin": "[redacted]"}):
+        with pytest.raises(RegistryInvalid, match=r"do not fit the schema at \['amount'\]"):
+            table.fixture_world(read_fixtures(_write(tmp_path, {**line, "args": args})))

@@ -35,11 +35,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar, final
 
 from boring_dispatch.errors import InvalidArguments, NoFixture, RegistryInvalid, ToolError
-from boring_dispatch.observe.redact import redact
+from boring_dispatch.observe.redact import PLACEHOLDER, redact
 from boring_dispatch.registry import pipeline
 from boring_dispatch.registry._canonical import canonical_text, fixture_args
 
 if TYPE_CHECKING:
+    from boring_dispatch.observe.redact import SensitiveNode
     from boring_dispatch.registry.schema import ArgumentSchema
 
 __all__ = [
@@ -233,7 +234,32 @@ def _canonical_key(
         raise RegistryInvalid(f"{where}: arguments the schema does not accept: {unknown}")
     if canonical_text(redact(dict(args), schema.sensitive)) != key:
         raise RegistryInvalid(f"{where}: the arguments hold an unredacted sensitive value")
-    return key
+    try:
+        validated = schema.validate(dict(args))
+    except InvalidArguments as error:
+        # The placeholder may not fit a sensitive place (an int, a model): only there is
+        # a refusal expected, and the arguments are then used as written.
+        wrong = sorted({p for p, _ in error.details if not _secret_at(p, schema.sensitive)})
+        if wrong:
+            raise RegistryInvalid(
+                f"{where}: the arguments do not fit the schema at {wrong}"
+            ) from None
+        validated = dict(args)  # as written; the defaults are filled in below
+    try:
+        return canonical_text(fixture_args(schema, validated))
+    except ValueError:
+        raise RegistryInvalid(f"{where}: the arguments are not JSON data") from None
+
+
+def _secret_at(path: str, node: SensitiveNode | None) -> bool:
+    """Whether the detail path ``a.0.b`` (cut at a secret) reaches a sensitive place."""
+    for part in path.split("."):
+        if node is None:
+            return False
+        if node.whole or part == PLACEHOLDER:
+            return True
+        node = node.keys.get(part) or node.items
+    return node is not None and node.whole
 
 
 def _outcome(name: str, number: int, item: Recorded) -> _Outcome:

@@ -289,9 +289,9 @@ def _check_tool(tool_name: str, tool: object) -> None:
         raise RegistryInvalid(f"tool {tool_name!r} must be a Tool(handler, description=...)")
     if not callable(tool.handler):
         raise RegistryInvalid(f"tool {tool_name!r}: the handler is not callable")
-    # Exact types: a policy bit that is 1, "yes" or "false" must not decide anything.
     if tool.fixture is not None and not isinstance(tool.fixture, Fixture):
         raise RegistryInvalid(f"tool {tool_name!r}: fixture must be a Fixture or None")
+    # Exact types: a policy bit that is 1, "yes" or "false" must not decide anything.
     for bit, given in (("enabled", tool.enabled), ("confirm", tool.confirm)):
         if type(given) is not bool:
             raise RegistryInvalid(f"tool {tool_name!r}: {bit} must be True or False")

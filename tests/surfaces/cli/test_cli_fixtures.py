@@ -227,3 +227,13 @@ def test_the_installed_command_replays_against_fixtures(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.count('"ok": true') == 2
     assert done.stderr.count("unused_fixture") == 1  # refund: its own fixture, never called
+
+
+def test_names_with_a_fixture_file_checks_that_it_fits_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"fixture": 1, "tool": "get_job", "args": {"job_id": "7"}, "result": 1}\n')
+    status, out, err = _run(capsys, "names", "--registry", UNFIXTURED, "--fixtures", str(bad))
+    assert (status, out) == (2, "")
+    assert "error: " in err

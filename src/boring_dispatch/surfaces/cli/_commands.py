@@ -1,5 +1,8 @@
 """The ``dispatcher`` subcommands: ``names``, ``replay``, ``describe`` and ``mcp``.
 
+``deploy`` and ``serve`` have parsers of their own (``_deploy.py``, ``_serve.py``);
+``--fixtures`` and ``--require-fixtures`` live in ``_fixtures.py``.
+
 Each one works on either kind of table: a Python table named by
 ``--registry pkg.module:NAME`` or a repository named by ``--config /abs/officina.toml``.
 """
@@ -62,7 +65,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
         parser.description = "Print the allowlist (bound names or exported interfaces), sorted."
         parser.add_argument("--golden", metavar="FILE", help="fail on surprise or missing names")
         parser.add_argument(
-            "--require-fixtures", action="store_true", help="fail on a tool without"
+            "--require-fixtures", action="store_true", help="fail on a tool without a fixture"
         )
         parser.add_argument("--fixtures", metavar="FILE", help="a fixture file (JSON lines)")
     elif command == "replay":
@@ -108,13 +111,15 @@ def _names(options: argparse.Namespace) -> int:
 
         registry = load_registry(options.registry)
         names = registry.names()
-        if options.require_fixtures:
+        if options.require_fixtures or options.fixtures:
             found = _fixtures.read_file_fixtures(
                 registry, options.fixtures, _file_reporter(options)
             )
             if found is None:
                 return 2
-            status = _fixtures.missing_fixtures(registry, found)
+            registry.fixture_world(found, allow_missing=True)  # the file must fit the table
+            if options.require_fixtures:
+                status = _fixtures.missing_fixtures(registry, found)
     else:
         from boring_dispatch.repository.repository import Repository
 
