@@ -22,7 +22,8 @@ recorded again (the first outcome stays).
 a line that is not one JSON object (a torn record included: a fixture file is
 reviewed, never repaired), a duplicate JSON key, a format newer than
 :data:`FORMAT`, an unknown member, a tool the table lacks, two lines with the
-same tool and arguments, or arguments that hold an unredacted sensitive value.
+same tool and arguments; and building the world refuses arguments that hold an
+unredacted sensitive value or do not fit the tool's schema.
 """
 
 from __future__ import annotations
