@@ -30,6 +30,7 @@ _CODES = {
     "denied",
     "tool_error",
     "internal_error",
+    "no_fixture",
 }
 
 

@@ -6,6 +6,8 @@ Everything a user needs is importable from here (lazily, so that
 - the Python table: :class:`Registry`, :class:`Tool`, :data:`Sensitive`,
   :class:`TableLimits`, and what a call returns, :class:`Observation` and
   :class:`ObservationError`; a handler's expected failure is :class:`ToolError`;
+  a tool's :class:`Fixture` of :class:`Recorded` outcomes, written by a
+  :class:`FixtureRecorder`;
 - the blueprint repository: :class:`Repository`, the request it takes
   (:class:`RouteRequest`), the decision it makes (:class:`Route`,
   :class:`RouteWarning`) and the run it performs (:class:`ExecLimits`,
@@ -18,8 +20,10 @@ Everything a user needs is importable from here (lazily, so that
 Public modules, beside this one: :mod:`boring_dispatch.errors` (the whole
 exception tree with its codes), :mod:`boring_dispatch.gateway` (for gateway
 authors), :mod:`boring_dispatch.testing` (fake models, golden-file checks),
-:mod:`boring_dispatch.golden` and :mod:`boring_dispatch.tools.http` (the safe
-HTTP GET tool). Every other module is internal and may change without notice;
+:mod:`boring_dispatch.golden`, :mod:`boring_dispatch.tools.http` (the safe
+HTTP GET tool), :mod:`boring_dispatch.registry.deployed` (deployed tables) and
+:mod:`boring_dispatch.registry.fixture_files` (reading fixture files).
+Every other module is internal and may change without notice;
 ``docs/architecture.md`` maps them.
 """
 
@@ -36,9 +40,12 @@ __all__ = [
     "DispatchError",
     "ExecLimits",
     "ExecutionResult",
+    "Fixture",
+    "FixtureRecorder",
     "JsonLinesAuditSink",
     "Observation",
     "ObservationError",
+    "Recorded",
     "Registry",
     "Repository",
     "Route",
@@ -69,6 +76,8 @@ if TYPE_CHECKING:
         RouteRequest,
         RouteWarning,
     )
+    from boring_dispatch.registry.fixture_files import FixtureRecorder
+    from boring_dispatch.registry.fixtures import Fixture, Recorded
     from boring_dispatch.registry.pipeline import TableLimits
     from boring_dispatch.registry.registry import Registry, Tool
     from boring_dispatch.registry.schema import Sensitive
@@ -82,9 +91,12 @@ _LAZY = {
     "DispatchError": "boring_dispatch.errors",
     "ExecLimits": "boring_dispatch.records",
     "ExecutionResult": "boring_dispatch.records",
+    "Fixture": "boring_dispatch.registry.fixtures",
+    "FixtureRecorder": "boring_dispatch.registry.fixture_files",
     "JsonLinesAuditSink": "boring_dispatch.observe.audit",
     "Observation": "boring_dispatch.observation",
     "ObservationError": "boring_dispatch.observation",
+    "Recorded": "boring_dispatch.registry.fixtures",
     "Registry": "boring_dispatch.registry.registry",
     "Repository": "boring_dispatch.repository.repository",
     "Route": "boring_dispatch.records",

@@ -15,6 +15,7 @@ values, stdin, environment values or secrets; context travels as attributes.
     │   ├── Denied                     denied
     │   ├── ToolError                  tool_error         (raised by handlers on purpose)
     │   ├── ObservationTooLarge        observation_too_large
+    │   ├── NoFixture                  no_fixture         (a fixture world has no answer)
     │   └── RegistryInvalid            registry_invalid   (building or loading a table)
     └── RouteError                     blueprint repository (dispatcher.* codes)
         ├── RuntimeMisconfigured       dispatcher.runtime_misconfigured
@@ -80,6 +81,7 @@ __all__ = [
     "NamespaceSurfaceExcludes",
     "NamespaceVersionMismatch",
     "NestedLimitExceeded",
+    "NoFixture",
     "ObservationTooLarge",
     "RegistryInvalid",
     "ResolutionFailed",
@@ -163,6 +165,16 @@ class ObservationTooLarge(TableError):
     """The handler's result exceeds the table's observation cap."""
 
     code = "observation_too_large"
+
+
+class NoFixture(TableError):
+    """A fixture world has no recorded outcome (and no stand-in) for these arguments.
+
+    Raised only by the answers of a fixture world; the same exception raised by
+    a real handler is an ``internal_error`` like any other.
+    """
+
+    code = "no_fixture"
 
 
 class RegistryInvalid(TableError):

@@ -86,6 +86,10 @@ class AuditEvent:
     args: dict[str, object] | None
     #: The observation; a result holding a sensitive argument value is withheld whole.
     observation: Observation
+    #: The canonical validated arguments (defaults filled in, sensitive values redacted),
+    #: set only for a call that reached its handler and only when a sink has a true
+    #: ``wants_fixture_args`` attribute (a fixture recorder).
+    fixture_args: dict[str, object] | None = None
 
 
 @runtime_checkable

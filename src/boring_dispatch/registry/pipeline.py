@@ -51,6 +51,7 @@ from boring_dispatch.errors import (
     Denied,
     InvalidArguments,
     InvalidRequest,
+    NoFixture,
     ObservationTooLarge,
     TableError,
     ToolError,
@@ -66,6 +67,7 @@ from boring_dispatch.observe.redact import (
     sensitive_values,
 )
 from boring_dispatch.registry import _call_guards as guards
+from boring_dispatch.registry._canonical import fixture_args
 
 if TYPE_CHECKING:
     from boring_dispatch.registry.schema import ArgumentSchema
@@ -131,6 +133,8 @@ class Entry:
     schema: ArgumentSchema
     #: Policy bit: the client (never the model's text) must confirm each call.
     confirm: bool = False
+    #: The handler is a fixture world's answer: its ``NoFixture`` is the observation ``no_fixture``.
+    fixture: bool = False
 
 
 @final
@@ -173,7 +177,7 @@ class Request:
 class _Trail:
     """What the sinks will be told; exists only when the table has sinks."""
 
-    __slots__ = ("args", "clock", "secrets", "started", "tool")
+    __slots__ = ("args", "clock", "fixture_args", "secrets", "started", "tool")
 
     def __init__(self) -> None:
         self.started = time.time()
@@ -181,6 +185,7 @@ class _Trail:
         self.tool: str | None = None
         self.args: dict[str, object] | None = None
         self.secrets: tuple[str, ...] = ()
+        self.fixture_args: dict[str, object] | None = None
 
 
 def dispatch(table: Table, name: object, args: object, *, confirmed: bool = False) -> Observation:
@@ -270,6 +275,8 @@ def _stages(
     secrets = sensitive_values(args, entry.schema.sensitive)
     if trail is not None:
         _redact(entry.schema, args, trail, secrets)
+        if any(getattr(sink, "wants_fixture_args", False) is True for sink in table.sinks):
+            trail.fixture_args = _canonical_or_none(entry.schema, kwargs)
     if table.audit.failing:
         return _audit_unavailable(table, name)
     return _call(table, name, entry, kwargs, secrets)
@@ -339,6 +346,16 @@ def _redact(
     trail.secrets = secrets
 
 
+def _canonical_or_none(
+    schema: ArgumentSchema, kwargs: dict[str, object]
+) -> dict[str, object] | None:
+    """The call's fixture key, for a recorder; ``None`` when the arguments have no JSON form."""
+    try:
+        return fixture_args(schema, kwargs)
+    except ValueError:
+        return None
+
+
 def _call(
     table: Table, name: str, entry: Entry, kwargs: dict[str, object], secrets: tuple[str, ...]
 ) -> Observation:
@@ -347,6 +364,10 @@ def _call(
         result = entry.handler(**kwargs)
     except ToolError as error:
         return _tool_error(table, name, str(error.message), secrets)
+    except NoFixture as error:
+        if entry.fixture:
+            raise  # a fixture world has no answer: no_fixture, never a success
+        return _internal_error(table.surface, name, error, secrets)  # a real handler's is a fault
     except BaseException as error:  # noqa: BLE001 - every other exception
         # BaseException too: a handler's sys.exit(), KeyboardInterrupt, GeneratorExit or
         # CancelledError must not end (or wedge) the process that serves the table, and its
@@ -443,6 +464,7 @@ def _emit(table: Table, trail: _Trail, observation: Observation) -> None:
         duration_ms=(time.perf_counter() - trail.clock) * 1000.0,
         args=trail.args,
         observation=observation,
+        fixture_args=trail.fixture_args,
     )
     for sink in table.sinks:
         _record(table, sink, event)

@@ -30,6 +30,8 @@ from boring_dispatch.errors import RegistryInvalid, UnknownTool
 from boring_dispatch.observe.audit import AuditSink
 from boring_dispatch.records import AUDIENCES
 from boring_dispatch.registry import pipeline
+from boring_dispatch.registry._synchronous import check_synchronous
+from boring_dispatch.registry.fixtures import Fixture, world_parts
 from boring_dispatch.registry.schema import build_schema
 
 if TYPE_CHECKING:
@@ -70,6 +72,8 @@ class Tool:
             unless the client passes ``dispatch(..., confirmed=True)``, for
             example after a person approved it. Nothing the model writes can
             confirm: ``dispatch_json``, replay and MCP never do.
+        fixture: what answers this tool in a :meth:`Registry.fixture_world`
+            (recorded outcomes or a stand-in); never used by the table itself.
     """
 
     handler: Callable[..., object]
@@ -79,6 +83,7 @@ class Tool:
     enabled: bool = True
     audience: Audience = "both"
     confirm: bool = False
+    fixture: Fixture | None = None
 
 
 @final
@@ -223,6 +228,26 @@ class Registry:
         registry._init(smaller, MappingProxyType({n: self._tools[n] for n in entries}))
         return registry
 
+    def fixture_world(
+        self, fixtures: Mapping[str, Fixture] | None = None, *, allow_missing: bool = False
+    ) -> Registry:
+        """The same table (names, schemas, descriptions, policy bits, limits, sinks) answered
+        by fixtures only: no real handler is in it, so none can run.
+
+        ``fixtures`` (by tool name, e.g. from a fixture file) replace the tools' own.
+        A call no fixture answers is the observation ``no_fixture``.
+
+        Raises:
+            RegistryInvalid: a tool has no fixture (unless ``allow_missing``), a
+                fixture names a tool the table lacks, or a fixture does not fit its tool.
+        """
+        chosen = {n: t.fixture for n, t in self._tools.items() if t.fixture is not None}
+        chosen.update(fixtures or {})
+        table, tools = world_parts(self._table, self._tools, chosen, allow_missing=allow_missing)
+        world: Registry = object.__new__(Registry)
+        world._init(table, tools)
+        return world
+
     def tool_schemas(self, style: SchemaStyle) -> list[dict[str, object]]:
         """The prompt tool list, from the same table the dispatcher uses (fresh copies).
 
@@ -264,6 +289,8 @@ def _check_tool(tool_name: str, tool: object) -> None:
         raise RegistryInvalid(f"tool {tool_name!r} must be a Tool(handler, description=...)")
     if not callable(tool.handler):
         raise RegistryInvalid(f"tool {tool_name!r}: the handler is not callable")
+    if tool.fixture is not None and not isinstance(tool.fixture, Fixture):
+        raise RegistryInvalid(f"tool {tool_name!r}: fixture must be a Fixture or None")
     # Exact types: a policy bit that is 1, "yes" or "false" must not decide anything.
     for bit, given in (("enabled", tool.enabled), ("confirm", tool.confirm)):
         if type(given) is not bool:
@@ -275,97 +302,7 @@ def _check_tool(tool_name: str, tool: object) -> None:
     if model is not None and not isinstance(model, type):
         raise RegistryInvalid(f"tool {tool_name!r}: args must be a pydantic model class or None")
     _check_description(tool_name, tool.description)
-    _check_synchronous(tool_name, tool.handler)
-
-
-def _check_synchronous(tool_name: str, handler: object) -> None:
-    """Refuse a handler whose call yields something to await or iterate, however it is wrapped.
-
-    Looked through: ``functools.wraps`` chains (``__wrapped__``), partials,
-    bound methods, ``staticmethod``/``classmethod`` objects and an instance's
-    ``__call__``; refused: coroutine and (async) generator functions, and a
-    declared result that is awaitable or an iterator. What no signature shows
-    (a plain function returning a coroutine) is refused at call time instead.
-    """
-    import inspect
-
-    for candidate in _callables(handler):
-        if (
-            inspect.iscoroutinefunction(candidate)
-            or inspect.isasyncgenfunction(candidate)
-            or inspect.isgeneratorfunction(candidate)
-            or _declares_deferred(candidate)
-        ):
-            raise RegistryInvalid(
-                f"tool {tool_name!r}: the handler must be a plain synchronous function "
-                "(async, generator and awaitable-returning handlers are not supported)"
-            )
-
-
-def _callables(handler: object) -> list[object]:
-    """``handler`` and every callable it stands for, looked through each known wrapping."""
-    import functools
-
-    found: list[object] = []
-    pending = [handler]
-    while pending and len(found) < 64:
-        current = pending.pop()
-        if any(current is seen for seen in found):
-            continue
-        found.append(current)
-        if isinstance(current, functools.partial | functools.partialmethod):
-            pending.append(current.func)
-        if isinstance(current, staticmethod | classmethod):
-            pending.append(current.__func__)
-        inner = vars(current).get("__wrapped__") if hasattr(current, "__dict__") else None
-        if inner is not None:
-            pending.append(inner)
-        bound = getattr(current, "__func__", None)
-        if bound is not None:
-            pending.append(bound)
-        if not isinstance(current, type) and not _is_function(current):
-            # The class's own __call__ as defined (a function, or a static/class method object).
-            for klass in type(current).__mro__:
-                if "__call__" in vars(klass):
-                    pending.append(vars(klass)["__call__"])
-                    break
-    return found
-
-
-def _is_function(value: object) -> bool:
-    import types
-
-    return isinstance(
-        value,
-        types.FunctionType
-        | types.BuiltinFunctionType
-        | types.MethodType
-        | types.MethodWrapperType
-        | types.WrapperDescriptorType
-        | types.MethodDescriptorType,
-    )
-
-
-def _declares_deferred(candidate: object) -> bool:
-    """Whether ``candidate``'s return annotation is an awaitable, an iterator or a generator."""
-    import collections.abc
-    import inspect
-    import typing
-
-    if not callable(candidate) or isinstance(candidate, type):
-        return False
-    try:
-        declared = inspect.signature(candidate, eval_str=True).return_annotation
-    except (NameError, TypeError, ValueError, SyntaxError):
-        return False
-    origin = typing.get_origin(declared) or declared
-    deferred = (
-        collections.abc.Awaitable,
-        collections.abc.AsyncIterator,
-        collections.abc.AsyncIterable,
-        collections.abc.Iterator,
-    )
-    return isinstance(origin, type) and issubclass(origin, deferred)
+    check_synchronous(tool_name, tool.handler)
 
 
 def _check_description(tool_name: str, description: object) -> None:

@@ -28,7 +28,7 @@ import functools
 import inspect
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, cast, final
 
 from boring_dispatch.errors import InvalidArguments, RegistryInvalid
@@ -105,6 +105,9 @@ class ArgumentSchema:
     accepted: frozenset[str] = field(default_factory=frozenset)
     #: Re-validates refused arguments and returns the paths of the extra members.
     unknown: Callable[[dict[str, object]], tuple[tuple[str | int, ...], ...]] = lambda _: ()
+    #: The handler's own defaults of optional parameters (signature-derived schemas only):
+    #: what a call that leaves them out gets, for the canonical arguments of a fixture.
+    defaults: Mapping[str, object] = field(default_factory=dict)
 
 
 def build_schema(
@@ -131,11 +134,14 @@ def build_schema(
     try:
         if model is None:
             adapter = _from_signature(tool_name, signature, bound)
-            to_kwargs = None
-        else:
-            adapter = _from_model(tool_name, signature, bound, model)
-            to_kwargs = _fields
-        return _schema(tool_name, adapter, to_kwargs)
+            defaults = {
+                p.name: p.default
+                for p in signature.parameters.values()
+                if p.default is not p.empty and p.name not in bound
+            }
+            return replace(_schema(tool_name, adapter, None), defaults=defaults)
+        adapter = _from_model(tool_name, signature, bound, model)
+        return _schema(tool_name, adapter, _fields)
     except (
         pydantic.PydanticUserError,
         pydantic.PydanticSchemaGenerationError,

@@ -1,5 +1,8 @@
 """The ``dispatcher`` subcommands: ``names``, ``replay``, ``describe`` and ``mcp``.
 
+``deploy`` and ``serve`` have parsers of their own (``_deploy.py``, ``_serve.py``);
+``--fixtures`` and ``--require-fixtures`` live in ``_fixtures.py``.
+
 Each one works on either kind of table: a Python table named by
 ``--registry pkg.module:NAME`` or a repository named by ``--config /abs/officina.toml``.
 """
@@ -13,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from boring_dispatch.errors import DispatchError
+from boring_dispatch.errors import DispatchError, RegistryInvalid
 from boring_dispatch.surfaces.cli._common import report_error
 
 if TYPE_CHECKING:
@@ -30,8 +33,20 @@ def run(command: str, argv: Sequence[str]) -> int:
         "describe": _describe,
         "mcp": _mcp,
     }
+    if command == "deploy":
+        from boring_dispatch.surfaces.cli import _deploy
+
+        return _deploy.run(argv)
+    if command == "serve":
+        from boring_dispatch.surfaces.cli import _serve
+
+        return _serve.run(argv)
     options = _parser(command).parse_args(list(argv))
     try:
+        if options.config and (
+            vars(options).get("fixtures") or vars(options).get("require_fixtures")
+        ):
+            raise RegistryInvalid("--fixtures and --require-fixtures need --registry")
         return handlers[command](options)
     except DispatchError as error:
         report_error(error, getattr(options, "error_format", "text"), sys.stderr)
@@ -49,9 +64,15 @@ def _parser(command: str) -> argparse.ArgumentParser:
     if command == "names":
         parser.description = "Print the allowlist (bound names or exported interfaces), sorted."
         parser.add_argument("--golden", metavar="FILE", help="fail on surprise or missing names")
+        parser.add_argument(
+            "--require-fixtures", action="store_true", help="fail on a tool without a fixture"
+        )
+        parser.add_argument("--fixtures", metavar="FILE", help="a fixture file (JSON lines)")
     elif command == "replay":
         parser.description = "Push every call of a JSON-lines trace through the same pipeline."
         parser.add_argument("--dry-run", action="store_true", help="repository: do not launch")
+        parser.add_argument("--fixtures", metavar="FILE", help="replay against a fixture world")
+        parser.add_argument("--allow-missing-fixtures", action="store_true")
         parser.add_argument("trace", metavar="TRACE.jsonl")
     elif command == "describe":
         parser.description = "Print what an assistant needs to call one interface."
@@ -77,21 +98,35 @@ def _parser(command: str) -> argparse.ArgumentParser:
             help="repository: a top-level skill this server may act for (repeatable; "
             "default: any discoverable top-level skill the model names)",
         )
+        parser.add_argument("--database", metavar="URL", help="with --surface: the deployed table")
+        parser.add_argument("--surface", metavar="NAME")
     return parser
 
 
 def _names(options: argparse.Namespace) -> int:
+    status = 0
     if options.registry:
         from boring_dispatch.registry.spec import load_registry
+        from boring_dispatch.surfaces.cli import _fixtures
 
-        names = load_registry(options.registry).names()
+        registry = load_registry(options.registry)
+        names = registry.names()
+        if options.require_fixtures or options.fixtures:
+            found = _fixtures.read_file_fixtures(
+                registry, options.fixtures, _file_reporter(options)
+            )
+            if found is None:
+                return 2
+            registry.fixture_world(found, allow_missing=True)  # the file must fit the table
+            if options.require_fixtures:
+                status = _fixtures.missing_fixtures(registry, found)
     else:
         from boring_dispatch.repository.repository import Repository
 
         names = Repository.open(options.config).exported_interfaces()
     if options.golden is None:
         sys.stdout.writelines(f"{name}\n" for name in names)
-        return 0
+        return status
     from boring_dispatch.golden import FileRefused, compare, format_difference
 
     try:
@@ -101,7 +136,7 @@ def _names(options: argparse.Namespace) -> int:
         return 2
     if difference.ok:
         sys.stdout.writelines(f"{name}\n" for name in names)
-        return 0
+        return status
     sys.stderr.write(format_difference(difference) + "\n")
     return 1
 
@@ -125,6 +160,17 @@ def _replay(options: argparse.Namespace) -> int:
         from boring_dispatch.registry.spec import load_registry
 
         registry = load_registry(options.registry)
+        if options.fixtures is not None:
+            from boring_dispatch.surfaces.cli import _fixtures
+
+            found = _fixtures.read_file_fixtures(
+                registry, options.fixtures, _file_reporter(options)
+            )
+            if found is None:
+                return 2
+            return _fixtures.replay_world(
+                registry, found, lines, allow_missing=options.allow_missing_fixtures
+            )
         differs = False
         for entry in replay_lines(registry, lines):
             sys.stdout.write(json.dumps(entry.observation, sort_keys=True) + "\n")
@@ -162,6 +208,10 @@ def _describe(options: argparse.Namespace) -> int:
     return 0
 
 
+def _file_reporter(options: argparse.Namespace) -> Callable[[str, OSError | FileRefused], None]:
+    return lambda kind, error: _file_error(kind, error, options.error_format)
+
+
 def _file_error(kind: str, error: OSError | FileRefused, error_format: str) -> None:
     """``error: cannot read the <kind> file: <reason>``, or its JSON line (``unreadable_file``)."""
     from boring_dispatch._files import FileRefused
@@ -194,7 +244,14 @@ def _mcp(options: argparse.Namespace) -> int:
         timeout_s=options.timeout,
         run_as=options.run_as,
         callers=options.callers,
+        deployed=_deployed(options),
     )
+
+
+def _deployed(options: argparse.Namespace) -> tuple[str, str] | None:
+    if (options.database is None) != (options.surface is None):
+        raise RegistryInvalid("--database and --surface go together")
+    return None if options.surface is None else (options.surface, options.database)
 
 
 def _seconds(text: str) -> float:

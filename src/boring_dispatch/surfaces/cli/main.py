@@ -7,7 +7,8 @@ gateway unchanged)::
                [--error-format text|json] [--stdin] [--timeout SECONDS]
                [--run-as USER[:GROUP]] TARGET[@N] [ARG ...]
 
-Subcommands (the first word): ``names``, ``replay``, ``describe``, ``mcp``.
+Subcommands (the first word): ``names``, ``replay``, ``describe``, ``mcp``, ``deploy``,
+``serve``.
 Heavy modules (pydantic, mcp) are imported only by the subcommands that need
 them, so that a dry run starts fast; for the same reason argparse is imported
 only for help and for invocations of an unusual shape (:func:`_quick_invocation`).
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-_SUBCOMMANDS = ("names", "replay", "describe", "mcp")
+_SUBCOMMANDS = ("names", "replay", "describe", "mcp", "deploy", "serve")
 _TARGET_SHAPE = "error: target must be a fully qualified `<module>.interface.<name>` export"
 _NO_CONFIG = "dispatcher requires the exact repository configuration path"
 #: Options of an invocation, by exact spelling, and the field each one sets.
@@ -81,7 +82,7 @@ def _invocation_parser() -> argparse.ArgumentParser:
         prog="dispatcher",
         allow_abbrev=False,
         description="Resolve, authorize and run one exported interface of a blueprint repository.",
-        epilog="subcommands: dispatcher {names,replay,describe,mcp} --help",
+        epilog="subcommands: dispatcher {names,replay,describe,mcp,deploy,serve} --help",
     )
     once = _once_action()
     parser.add_argument(

@@ -53,13 +53,14 @@ _REPOSITORY_INSTRUCTIONS: Final = (
 )
 
 
-def serve(
+def serve(  # noqa: PLR0913 - the keyword-only options of one command
     *,
     config: str | None,
     registry: str | None,
     timeout_s: float | None = None,
     run_as: str | None = None,
     callers: Sequence[str] | None = None,
+    deployed: tuple[str, str] | None = None,
 ) -> int:
     """Serve one table over MCP on stdin/stdout until the client goes away.
 
@@ -70,7 +71,8 @@ def serve(
     limit) and ``run_as`` (``USER[:GROUP]`` every gateway runs as) apply to a
     repository only. ``callers`` (repository only) binds the server to the
     top-level skills it may act for; without it, any discoverable top-level
-    skill a model names is accepted.
+    skill a model names is accepted. ``deployed`` (``(surface, database URL)``,
+    registry only) serves the surface's deployed rows of the table instead.
 
     Returns:
         0 when the session ended.
@@ -86,6 +88,8 @@ def serve(
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls, bound_callers
 
     backend: RepositoryCalls | TableCalls
+    if deployed is not None and registry is None:
+        raise RuntimeMisconfigured("--database and --surface apply to a table (--registry) only")
     if config is not None and registry is None:
         from boring_dispatch.process._admission import limits_problem
         from boring_dispatch.process.run_as import with_run_as
@@ -109,7 +113,12 @@ def serve(
             # A Python table runs its tools in this process: there is no child to switch.
             raise RuntimeMisconfigured("--run-as applies to a repository (--config) only")
 
-        backend = TableCalls(load_registry(registry))
+        table = load_registry(registry)
+        if deployed is not None:
+            from boring_dispatch.registry.deployed import load_deployed
+
+            table = load_deployed(table, surface=deployed[0], database=deployed[1])
+        backend = TableCalls(table)
     else:
         raise RuntimeMisconfigured("dispatcher mcp needs exactly one of --config or --registry")
     _end_gateways_on_signals()

@@ -1,0 +1,1 @@
+"""``dispatcher serve``: the allowlist as data, read-only, behind a bearer token."""
