@@ -33,6 +33,8 @@ from typing import Final
 
 import pytest
 
+from kits.plain_env import plain_environment
+
 ROOT: Final = Path(__file__).resolve().parents[2]
 CONFIG: Final = ROOT / "examples" / "repository" / "officina.toml"
 SCRIPT: Final = Path(sys.executable).with_name("dispatcher")
@@ -112,7 +114,9 @@ PROBE_TABLE: Final = textwrap.dedent(
 
 
 def _base_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    # Unmeasured (coverage's start-up in a measured process imports modules of its own) and
+    # without the developer's own PYTHON* variables.
+    env = {k: v for k, v in plain_environment().items() if not k.startswith("PYTHON")}
     env["LANG"] = "C.UTF-8"
     return env
 
