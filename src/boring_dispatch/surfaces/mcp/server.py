@@ -283,6 +283,7 @@ def _call_tool_result(outcome: ToolOutcome) -> mcp_types.CallToolResult:
         content=[types.TextContent(text=text) for text in outcome.texts],
         structured_content=outcome.structured,
         is_error=outcome.is_error,
+        _meta=outcome.meta(),
     )
 
 
