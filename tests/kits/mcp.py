@@ -363,6 +363,10 @@ class McpServer:
         wire = _wire(result)
         return {key: wire.get(key) for key in ("content", "structuredContent", "isError")}
 
+    def call_wire(self, name: str, arguments: Mapping[str, object] | None) -> dict[str, Any]:
+        """One tool call: the whole ``CallToolResult`` as on the wire (``_meta`` included)."""
+        return _wire(self._portal.call(self._client.call_tool, name, arguments))
+
     def call_with_timeout(
         self, name: str, arguments: Mapping[str, object], timeout_s: float
     ) -> BaseException | None:
