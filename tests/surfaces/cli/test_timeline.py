@@ -220,3 +220,40 @@ def test_out_writes_the_file(session: Path, logs: Path, tmp_path: Path) -> None:
     assert done.returncode == 0
     assert done.stdout == ""
     assert len(json.loads(out.read_text(encoding="utf-8"))["calls"]) == 5
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"type": "session_meta", "payload": {}}\n{broken\n{"x": 1}\n', "line 2: the line is"),
+        ("", "holds no complete record"),
+        ("\x00\x01", "holds no complete record (line 1 is torn)"),
+        ("\x00\x01\n", "line 1: the line is not a JSON object"),
+        (
+            (
+                '{"type": "session_meta", "payload": {}, "timestamp": "2026-01-01T00:00:00Z"}\n'
+                '{"type": "event_msg", "timestamp": "noon", "payload": {}}\n'
+            ),
+            "line 2: the timestamp",
+        ),
+    ],
+)
+def test_an_unreadable_session_is_a_message_and_exit_2(
+    tmp_path: Path, logs: Path, content: str, expected: str
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(content)
+    done = _run(str(path), "--logs", str(logs))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("error: ")
+    assert expected in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_session_without_our_calls_exits_1(tmp_path: Path, logs: Path) -> None:
+    path = write_codex(tmp_path / "s.jsonl", [Turn(1_780_000_000.0, [], 1_780_000_001.0)])
+    done = _run(str(path), "--logs", str(logs), "--format", "json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["calls"] == []
+    assert "no call of a boring-dispatch MCP server" in done.stderr

@@ -89,7 +89,8 @@ def read_session(path: Path) -> Session:
     """
     records, torn = read_session_lines(path)
     if not records:
-        raise SessionInvalid("the session file holds no record")
+        torn_note = "" if torn is None else f" (line {torn} is torn)"
+        raise SessionInvalid(f"the session file holds no complete record{torn_note}")
     first = records[0][1]
     if first.get("type") == "session_meta" and "payload" in first:
         return parse_codex(records, torn)
