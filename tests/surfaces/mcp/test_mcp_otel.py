@@ -97,9 +97,12 @@ def test_a_real_server_exports_its_spans_over_otlp_http(
     }
     meta = {"traceparent": f"00-{HOST_TRACE}-{HOST_SPAN}-01"}
     errlog_path = tmp_path / "server.log"
-    with errlog_path.open("w+", encoding="utf-8") as errlog, McpServer(
-        ["mcp", "--config", str(config)], env=env, cwd=config.parent, errlog=errlog
-    ) as server:
+    with (
+        errlog_path.open("w+", encoding="utf-8") as errlog,
+        McpServer(
+            ["mcp", "--config", str(config)], env=env, cwd=config.parent, errlog=errlog
+        ) as server,
+    ):
         ran = server.call_wire("invoke_security_0", projection("echo", positionals=[CANARY]), meta)
         refused = server.call_wire("invoke_security_0", projection("private"), meta)
         fresh = server.call_wire("invoke_security_0", projection("streams-machine"))

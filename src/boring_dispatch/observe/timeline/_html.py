@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from html import escape
 from typing import TYPE_CHECKING, Final
 
+from boring_dispatch.observe.timeline._text import display
+
 if TYPE_CHECKING:
     from boring_dispatch.observe.timeline._join import CallTiming
     from boring_dispatch.observe.timeline._load import Timeline
@@ -52,17 +54,18 @@ def _fmt(value: float | None) -> str:
 
 def render_html(timeline: Timeline, slow_ms: float) -> str:
     """The whole page (UTF-8 text)."""
-    title = f"boring-dispatch timeline: {timeline.session_id or timeline.path}"
+    title = f"boring-dispatch timeline: {display(timeline.session_id or timeline.path)}"
     legend = "".join(
         f'<span><i style="background:{color}"></i>{name}</span>' for name, color in _COLORS.items()
     )
     notes = "".join(f"<li>{escape(note)}</li>" for note in timeline.notes)
+    servers = ", ".join(map(display, timeline.servers)) or "no server of ours"
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>"
         f"<h1>{escape(title)}</h1>"
         f'<p class="meta">{escape(timeline.host)} session, {len(timeline.calls)} call(s) of '
-        f"{escape(', '.join(timeline.servers) or 'no server of ours')}, {timeline.joined} joined "
+        f"{escape(servers)}, {timeline.joined} joined "
         f"to spans; slow: at or above {slow_ms:g} ms (outlined red)</p>"
         f'<div class="legend">{legend}</div>'
         f"{_svg(timeline.calls, slow_ms)}{_table(timeline.calls, slow_ms)}"
@@ -88,7 +91,7 @@ def _svg(calls: tuple[CallTiming, ...], slow_ms: float) -> str:
     ]
     for index, call in enumerate(calls):
         y = _TOP + index * _ROW
-        label = f"{index + 1}. {call.tool}"
+        label = f"{index + 1}. {display(call.tool)}"
         parts.append(f'<text x="8" y="{y + 13}">{escape(label[:32])}</text>')
         parts.extend(_bars(call, y, scale, slow_ms))
     if not calls:
@@ -167,7 +170,7 @@ def _table(calls: tuple[CallTiming, ...], slow_ms: float) -> str:
     rows = ["<table><thead><tr>", *(f"<th>{h}</th>" for h in heads), "</tr></thead><tbody>"]
     for index, call in enumerate(calls, start=1):
         when = datetime.fromtimestamp(call.called_at, UTC).strftime("%H:%M:%S.%f")[:-3]
-        cells = [str(index), when, escape(call.tool)]
+        cells = [str(index), when, escape(display(call.tool))]
         rows.append("<tr>" + "".join(f"<td>{cell}</td>" for cell in cells))
         for value, marked in (
             (call.decision_ms, True),

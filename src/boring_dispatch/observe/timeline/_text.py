@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from boring_dispatch.observe.timeline._join import CallTiming
     from boring_dispatch.observe.timeline._load import Timeline
 
-__all__ = ["render_text"]
+__all__ = ["display", "render_text"]
 
 _PLAIN: Final = re.compile(r"[A-Za-z0-9_.:@/-]{1,64}")
 _COLUMNS: Final = (
@@ -29,7 +29,8 @@ _COLUMNS: Final = (
 _MARKED: Final = frozenset({"decision_ms", "execution_ms", "outside_ms", "response_ms"})
 
 
-def _safe(text: str | None) -> str:
+def display(text: str | None) -> str:
+    """A name from a session as it may be shown: as is when plain, else quoted (``shown``)."""
     if text is None:
         return "-"
     return text if _PLAIN.fullmatch(text) else shown(text, 40)
@@ -52,9 +53,9 @@ def render_text(timeline: Timeline, slow_ms: float) -> str:
     numeric = set(range(4, 4 + len(_COLUMNS)))
     out = [
         (
-            f"session {_safe(timeline.session_id)} ({timeline.host}): "
+            f"session {display(timeline.session_id)} ({timeline.host}): "
             f"{len(timeline.calls)} call(s) of "
-            f"{', '.join(_safe(s) for s in timeline.servers) or 'no server of ours'}, "
+            f"{', '.join(display(s) for s in timeline.servers) or 'no server of ours'}, "
             f"{timeline.joined} joined to spans"
         )
     ]
@@ -87,4 +88,4 @@ def _row(number: int, call: CallTiming, slow_ms: float) -> list[str]:
     cells = [_ms(figures[key], slow_ms, key in _MARKED) for _, key in _COLUMNS]
     trace = "-" if call.trace_id is None else call.trace_id[:8]
     status = call.status or ("error" if call.is_error else "-")
-    return [str(number), when, _safe(call.tool), trace, *cells, _safe(status)]
+    return [str(number), when, display(call.tool), trace, *cells, display(status)]
