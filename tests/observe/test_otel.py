@@ -306,3 +306,22 @@ def test_otel_env_decides_the_exporter(tmp_path: Path) -> None:
         },
     )
     assert "execute_tool" not in disabled.stdout
+
+
+def test_an_exception_through_a_span_records_its_class_never_its_text() -> None:
+    code = _PRELUDE + textwrap.dedent(
+        f"""
+        from boring_dispatch.observe.otel import mcp_call_span, tool_span
+        for opener in (lambda: tool_span("echo"), lambda: mcp_call_span("echo", 1, None)):
+            try:
+                with opener():
+                    raise ValueError({CANARY!r})
+            except ValueError:
+                pass
+        dump()
+        """
+    )
+    spans = _python(code, ON)["spans"]
+    assert [span["attributes"]["error.type"] for span in spans] == ["ValueError", "ValueError"]
+    assert all(span["status"] == "ERROR" for span in spans)
+    assert CANARY not in json.dumps(spans)

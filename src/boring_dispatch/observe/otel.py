@@ -147,6 +147,19 @@ def _exporters() -> list[Any]:
     return found
 
 
+def _ended(call: OtelCall) -> Iterator[OtelCall]:
+    """Yield ``call``; an exception through it sets ``error.type`` to its class name only.
+
+    The SDK's own handling would record the exception's text, which may hold
+    values; the class name is chosen by code (a cancellation, a bug).
+    """
+    try:
+        yield call
+    except BaseException as error:
+        call.fail(type(error).__name__)
+        raise
+
+
 def _host_context(meta: Mapping[str, object] | None) -> Context | None:
     """The host's trace context from ``params._meta`` (W3C ``traceparent``), or ``None``."""
     if not meta:
@@ -195,9 +208,9 @@ def mcp_call_span(
         context=_host_context(meta),
         attributes=attributes,
         record_exception=False,
-        set_status_on_exception=True,
+        set_status_on_exception=False,
     ) as span:
-        yield OtelCall(span)
+        yield from _ended(OtelCall(span))
 
 
 @contextmanager
@@ -223,6 +236,6 @@ def tool_span(tool: str | None, call_id: str | None = None) -> Iterator[OtelCall
         kind=SpanKind.INTERNAL,
         attributes=attributes,
         record_exception=False,
-        set_status_on_exception=True,
+        set_status_on_exception=False,
     ) as span:
-        yield OtelCall(span)
+        yield from _ended(OtelCall(span))

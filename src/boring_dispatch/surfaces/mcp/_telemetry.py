@@ -8,7 +8,7 @@ pipeline makes its own). The call's trace id, the one our spans, results and
 call with the same W3C trace id is running in this server: gateways are
 found and cancelled by trace id, so two running calls never share one, and
 the later call gets a fresh id (recorded on its span as
-``boring_dispatch.trace_id``, like every call's). Without OpenTelemetry
+``boring_dispatch.trace_id``, like every repository call's). Without OpenTelemetry
 every call gets a fresh id.
 """
 
@@ -85,12 +85,12 @@ def traced_call(
     """
     with mcp_call_span(tool, request_id, meta) as server:
         trace_id = _claim(server.trace_id)
-        server.set_attribute("boring_dispatch.trace_id", trace_id)
         try:
-            if not repository:
+            if not repository:  # a table call is not traced: its id is used nowhere
                 yield CallTrace(trace_id, (server,))
                 return
             call_id = None if request_id is None else str(request_id)[:128]
+            server.set_attribute("boring_dispatch.trace_id", trace_id)
             with tool_span(tool, call_id) as inner:
                 inner.set_attribute("boring_dispatch.trace_id", trace_id)
                 yield CallTrace(trace_id, (server, inner))
