@@ -1,7 +1,8 @@
 """`make demo`: the live box, the example repository, an MCP session, then fixtures.
 
 Every line printed comes from a real call: a Python table, the `dispatcher` CLI
-run as a subprocess, and the MCP server driven by the official SDK's client.
+run as a subprocess, and the MCP server driven by the official SDK's client; the
+demo ends with the milestone timeline of an MCP session of its own.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from examples import demo_fixtures, demo_mcp, demo_repository, live_box
+from examples import demo_fixtures, demo_mcp, demo_repository, demo_timeline, live_box
 
 
 def main() -> int:
@@ -20,6 +21,7 @@ def main() -> int:
         ("2. A blueprint repository through the CLI", demo_repository.main),
         ("3. The same repository over MCP", demo_mcp.main),
         ("4. Record, review, replay in CI, deploy", demo_fixtures.main),
+        ("5. The milestone timeline of an MCP session", demo_timeline.main),
     )
     status = 0
     for title, part in parts:

@@ -89,3 +89,42 @@ def test_a_dry_run_whose_blueprints_the_fast_parser_reads_never_imports_pyyaml()
         "assert rc == 0, rc\n"
     )
     assert not any(m == "yaml" or m.startswith("yaml.") for m in _modules_after(code))
+
+
+def test_a_table_call_imports_no_opentelemetry_unless_enabled() -> None:
+    # plain_environment() has no BORING_DISPATCH_OTEL: OpenTelemetry stays out.
+    code = (
+        "from boring_dispatch import Registry, Tool\n"
+        "def echo(text: str) -> dict:\n"
+        "    return {'n': len(text)}\n"
+        "table = Registry({'echo': Tool(echo, description='echo')})\n"
+        "assert table.dispatch('echo', {'text': 'ab'}).ok\n"
+        "assert table.dispatch('nope', {}).error is not None\n"
+    )
+    modules = _modules_after(code)
+    assert not [m for m in modules if m.split(".")[0] == "opentelemetry"]
+
+
+def test_the_timeline_imports_only_stdlib_and_our_code(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    session.write_text(
+        '{"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta", "payload": {}}\n'
+    )
+    code = (
+        "import io, contextlib\n"
+        "from boring_dispatch.surfaces.cli.main import main\n"
+        "out, err = io.StringIO(), io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):\n"
+        f"    rc = main(['timeline', {str(session)!r}, '--logs', {str(tmp_path)!r},"
+        " '--format', 'html'])\n"
+        "assert rc == 1, rc\n"  # no call of ours in that session
+    )
+    modules = _modules_after(code)
+    assert _heavy(modules) == []
+    third_party = {
+        m.split(".")[0]
+        for m in modules
+        if m.split(".")[0] not in sys.stdlib_module_names
+        and not m.startswith(("boring_dispatch", "_"))
+    }
+    assert third_party == set()

@@ -363,6 +363,24 @@ class McpServer:
         wire = _wire(result)
         return {key: wire.get(key) for key in ("content", "structuredContent", "isError")}
 
+    def call_wire(
+        self,
+        name: str,
+        arguments: Mapping[str, object] | None,
+        meta: Mapping[str, object] | None = None,
+    ) -> dict[str, Any]:
+        """One tool call: the whole ``CallToolResult`` as on the wire (``_meta`` included).
+
+        ``meta`` is sent as the request's ``params._meta`` (a ``traceparent``...).
+        """
+
+        async def call() -> Any:
+            return await self._client.call_tool(
+                name, None if arguments is None else dict(arguments), meta=meta
+            )
+
+        return _wire(self._portal.call(call))
+
     def call_with_timeout(
         self, name: str, arguments: Mapping[str, object], timeout_s: float
     ) -> BaseException | None:

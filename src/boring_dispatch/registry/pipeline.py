@@ -60,6 +60,7 @@ from boring_dispatch.errors import (
 from boring_dispatch.observation import Observation
 from boring_dispatch.observe._logtext import log_text
 from boring_dispatch.observe.audit import AuditEvent, AuditSink
+from boring_dispatch.observe.otel import tool_span
 from boring_dispatch.observe.redact import (
     PLACEHOLDER,
     redact,
@@ -245,6 +246,18 @@ def parse_request(text: str | bytes, limits: TableLimits, *, recorded: bool = Fa
 
 def _dispatch(
     table: Table, name: object, args: object, trail: _Trail | None, confirmed: bool = False
+) -> Observation:
+    # The span names the tool only once the table knows it (never a caller-chosen string).
+    known = name if type(name) is str and name in table.entries else None
+    with tool_span(known) as otel:
+        observation = _dispatch_traced(table, name, args, trail, confirmed)
+        if observation.error is not None:
+            otel.fail(observation.error.code)
+    return observation
+
+
+def _dispatch_traced(
+    table: Table, name: object, args: object, trail: _Trail | None, confirmed: bool
 ) -> Observation:
     try:
         observation = _stages(table, name, args, trail, confirmed)

@@ -68,6 +68,10 @@ class _Invocation:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "timeline":
+        from boring_dispatch.surfaces.cli._timeline import run as timeline
+
+        return timeline(args[1:])
     if args and args[0] in _SUBCOMMANDS:
         from boring_dispatch.surfaces.cli import _commands as _cli_commands
 

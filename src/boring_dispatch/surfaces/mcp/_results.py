@@ -24,6 +24,7 @@ from boring_dispatch.records import ExecutionResult, Route, RouteRequest
 
 __all__ = [
     "SHOWN_AUDIENCES",
+    "TRACE_ID_META_KEY",
     "ToolOutcome",
     "display_texts",
     "dry_run_outcome",
@@ -34,6 +35,8 @@ __all__ = [
 
 #: Audiences whose streams appear in text content.
 SHOWN_AUDIENCES: Final = frozenset({"human", "both"})
+#: The result's ``_meta`` key that carries the call's trace id (reverse DNS, ours).
+TRACE_ID_META_KEY: Final = "dev.boring-dispatch/trace_id"
 _MACHINE_ONLY: Final[Mapping[str, str]] = {"stdout": "machine", "stderr": "machine"}
 
 
@@ -45,6 +48,12 @@ class ToolOutcome:
     #: Text blocks, in order; ``("",)`` when nothing qualifies (never empty).
     texts: tuple[str, ...]
     is_error: bool
+    #: The call's trace id, also sent in the result's ``_meta`` (``None``: not traced).
+    trace_id: str | None = None
+
+    def meta(self) -> dict[str, object] | None:
+        """The result's ``_meta``: the trace id under :data:`TRACE_ID_META_KEY`, or ``None``."""
+        return None if self.trace_id is None else {TRACE_ID_META_KEY: self.trace_id}
 
 
 def display_texts(stdout: str, stderr: str, audiences: Mapping[str, str]) -> tuple[str, ...]:
@@ -105,6 +114,7 @@ def execution_outcome(route: Route, run: ExecutionResult, trace_id: str) -> Tool
         ),
         texts=display_texts(run.stdout, run.stderr, route.output_audiences),
         is_error=failed,
+        trace_id=trace_id,
     )
 
 
@@ -143,7 +153,9 @@ def error_outcome(
     dispatcher["error"] = error.to_dict()
     if trace_id is not None:
         dispatcher["trace_id"] = trace_id
-    return ToolOutcome(structured=_result(dispatcher), texts=("",), is_error=True)
+    return ToolOutcome(
+        structured=_result(dispatcher), texts=("",), is_error=True, trace_id=trace_id
+    )
 
 
 def table_outcome(observation: Mapping[str, object], text: str, audience: str) -> ToolOutcome:

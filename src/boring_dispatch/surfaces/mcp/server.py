@@ -26,7 +26,6 @@ from types import FrameType
 from typing import IO, TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from boring_dispatch.errors import RuntimeMisconfigured
-from boring_dispatch.observe.trace import new_trace_id
 from boring_dispatch.process._cancel import cancel as cancel_launches
 from boring_dispatch.process._cancel import forget as forget_cancelled
 from boring_dispatch.surfaces.mcp._children import end_descendant_groups
@@ -34,6 +33,7 @@ from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
 if TYPE_CHECKING:
     import mcp_types
+    from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls
@@ -165,37 +165,43 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
     from mcp.server.lowlevel import Server
 
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
+    from boring_dispatch.surfaces.mcp._telemetry import traced_call
 
     # Launches (and table calls) hold a slot until their work has really ended.
     slots = anyio.CapacityLimiter(MAX_CONCURRENT_CALLS)
     tools = _listed_tools(backend)
+    names = frozenset(tool.name for tool in tools)
     listing = types.ListToolsResult(tools=tools)
 
     async def list_tools(_ctx: object, _params: object) -> mcp_types.ListToolsResult:
         return listing
 
     async def call_tool(
-        _ctx: object, params: mcp_types.CallToolRequestParams
+        ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
         outcome: ToolOutcome
-        if isinstance(backend, RepositoryCalls):
-            trace_id = new_trace_id()
-            try:
-                prepare = functools.partial(
-                    backend.prepare, params.name, params.arguments, trace_id=trace_id
-                )
-                step = await _in_thread_to_the_end(prepare, trace_id)
-                if isinstance(step, ToolOutcome):
-                    outcome = step
-                else:
-                    async with slots:
-                        outcome = await _in_thread_to_the_end(step.run, trace_id)
-            finally:
-                forget_cancelled(trace_id)
-        else:
-            async with slots:
-                run = functools.partial(backend.call, params.name, params.arguments)
-                outcome = await _in_thread_to_the_end(run, None)
+        repository = isinstance(backend, RepositoryCalls)
+        known = params.name if params.name in names else None
+        with traced_call(known, ctx.request_id, params.meta, repository=repository) as traced:
+            if isinstance(backend, RepositoryCalls):
+                trace_id = traced.trace_id
+                try:
+                    prepare = functools.partial(
+                        backend.prepare, params.name, params.arguments, trace_id=trace_id
+                    )
+                    step = await _in_thread_to_the_end(prepare, trace_id)
+                    if isinstance(step, ToolOutcome):
+                        outcome = step
+                    else:
+                        async with slots:
+                            outcome = await _in_thread_to_the_end(step.run, trace_id)
+                finally:
+                    forget_cancelled(trace_id)
+            else:
+                async with slots:
+                    run = functools.partial(backend.call, params.name, params.arguments)
+                    outcome = await _in_thread_to_the_end(run, None)
+            traced.finish(outcome)
         return _call_tool_result(outcome)
 
     server = Server(
@@ -292,6 +298,7 @@ def _call_tool_result(outcome: ToolOutcome) -> mcp_types.CallToolResult:
         content=[types.TextContent(text=text) for text in outcome.texts],
         structured_content=outcome.structured,
         is_error=outcome.is_error,
+        _meta=outcome.meta(),
     )
 
 

@@ -1,0 +1,58 @@
+"""Text and HTML of a timeline: what a session names is shown quoted or escaped, never raw."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Final
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from boring_dispatch.observe.timeline import build_timeline, render_html, render_text
+from kits.sessions import HostCall, Turn, write_claude, write_codex
+
+T0: Final = 1_780_000_000.0
+TRACE: Final = "0123456789abcdef0123456789abcdef"
+HOSTILE: Final = st.sampled_from(
+    ["<script>alert(1)</script>", "\x1b[31mred", "a\u202eb", "x\ny", '"><img src=x>', "&amp;"]
+) | st.text(min_size=1, max_size=30)
+
+
+def _wire() -> dict[str, Any]:
+    return {
+        "content": [],
+        "structuredContent": {"result": {"dispatcher": {"trace_id": TRACE}}},
+        "_meta": {"dev.boring-dispatch/trace_id": TRACE},
+        "isError": False,
+    }
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
+@given(
+    tool=HOSTILE,
+    server=HOSTILE.filter(lambda s: "__" not in s and not s.startswith("_")),
+    claude=st.booleans(),
+)
+def test_session_strings_never_reach_the_output_raw(
+    tmp_path: Path, tool: str, server: str, claude: bool
+) -> None:
+    call = HostCall("call_1", tool, {}, _wire(), T0 + 1, T0 + 2)
+    path = tmp_path / "s.jsonl"
+    turns = [Turn(T0, [call], T0 + 3)]
+    if claude:
+        write_claude(path, turns, server=server)
+    else:
+        write_codex(path, turns, server=server, namespaced=True)
+    timeline = build_timeline(path, tmp_path)
+    assert [c.tool for c in timeline.calls] == [tool]
+    text = render_text(timeline, 1000.0)
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]", text)
+    html = render_html(timeline, 1000.0)
+    assert "<script" not in html
+    assert "<img" not in html
+    assert "\x1b" not in html
+    body = html.split("<body>", 1)[1]
+    for fragment in (tool, server):
+        if any(ch in fragment for ch in '<>"'):
+            assert fragment not in body
