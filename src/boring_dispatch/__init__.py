@@ -4,8 +4,9 @@ Everything a user needs is importable from here (lazily, so that
 ``import boring_dispatch`` and the CLI stay fast):
 
 - the Python table: :class:`Registry`, :class:`Tool`, :data:`Sensitive`,
-  :class:`TableLimits`, and what a call returns, :class:`Observation` and
-  :class:`ObservationError`; a handler's expected failure is :class:`ToolError`;
+  :class:`Injected`, :class:`TableLimits`, :class:`ToolSpec`, and what a call
+  returns, :class:`Observation` and :class:`ObservationError`; a handler's
+  expected failure is :class:`ToolError`;
 - the blueprint repository: :class:`Repository`, the request it takes
   (:class:`RouteRequest`), the decision it makes (:class:`Route`,
   :class:`RouteWarning`) and the run it performs (:class:`ExecLimits`,
@@ -36,6 +37,7 @@ __all__ = [
     "DispatchError",
     "ExecLimits",
     "ExecutionResult",
+    "Injected",
     "JsonLinesAuditSink",
     "Observation",
     "ObservationError",
@@ -50,6 +52,7 @@ __all__ = [
     "TableLimits",
     "Tool",
     "ToolError",
+    "ToolSpec",
     "TraceRecorder",
 ]
 
@@ -69,9 +72,11 @@ if TYPE_CHECKING:
         RouteRequest,
         RouteWarning,
     )
+    from boring_dispatch.registry.injected import Injected
     from boring_dispatch.registry.pipeline import TableLimits
     from boring_dispatch.registry.registry import Registry, Tool
     from boring_dispatch.registry.schema import Sensitive
+    from boring_dispatch.registry.tool_specs import ToolSpec
     from boring_dispatch.repository.repository import Repository
 del TYPE_CHECKING
 
@@ -82,6 +87,7 @@ _LAZY = {
     "DispatchError": "boring_dispatch.errors",
     "ExecLimits": "boring_dispatch.records",
     "ExecutionResult": "boring_dispatch.records",
+    "Injected": "boring_dispatch.registry.injected",
     "JsonLinesAuditSink": "boring_dispatch.observe.audit",
     "Observation": "boring_dispatch.observation",
     "ObservationError": "boring_dispatch.observation",
@@ -96,6 +102,7 @@ _LAZY = {
     "TableLimits": "boring_dispatch.registry.pipeline",
     "Tool": "boring_dispatch.registry.registry",
     "ToolError": "boring_dispatch.errors",
+    "ToolSpec": "boring_dispatch.registry.tool_specs",
     "TraceRecorder": "boring_dispatch.observe.audit",
 }
 

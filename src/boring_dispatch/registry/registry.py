@@ -18,7 +18,6 @@ only shrinks. Surfaces share handlers, never tables.
 
 from __future__ import annotations
 
-import copy
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -30,19 +29,27 @@ from boring_dispatch.errors import RegistryInvalid, UnknownTool
 from boring_dispatch.observe.audit import AuditSink
 from boring_dispatch.records import AUDIENCES
 from boring_dispatch.registry import pipeline
+from boring_dispatch.registry._synchronous import check_synchronous
 from boring_dispatch.registry.schema import build_schema
+from boring_dispatch.registry.tool_specs import (
+    SCHEMA_FORMATS,
+    SchemaFormat,
+    ToolSpec,
+    check_provider_name,
+    spec_of,
+)
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from boring_dispatch.observation import Observation
 
-__all__ = ["Audience", "Registry", "SchemaStyle", "Tool"]
+__all__ = ["Audience", "Registry", "SchemaStyle", "Tool", "ToolSpec"]
 
 #: Who a tool's result text is meant for, when a surface (MCP) shows text content.
 Audience = Literal["machine", "human", "both"]
-#: The prompt tool-list formats of :meth:`Registry.tool_schemas`.
-SchemaStyle = Literal["openai", "anthropic", "mcp"]
+#: The prompt tool-list formats of :meth:`Registry.tool_schemas` (see ``tool_specs``).
+SchemaStyle = SchemaFormat
 
 _NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _MAX_DESCRIPTION: Final = 4096
@@ -131,6 +138,7 @@ class Registry:
             _check_tool(tool_name, tool)
             schema = build_schema(tool_name, tool.handler, tool.args)
             _check_schema_text(tool_name, schema.json_schema)
+            check_provider_name(name, tool_name)
             if tool.enabled:
                 entries[tool_name] = pipeline.Entry(tool.handler, schema, tool.confirm is True)
                 kept[tool_name] = tool
@@ -177,7 +185,12 @@ class Registry:
         return self._names
 
     def dispatch(
-        self, name: str, args: Mapping[str, object] | None = None, *, confirmed: bool = False
+        self,
+        name: str,
+        args: Mapping[str, object] | None = None,
+        *,
+        confirmed: bool = False,
+        context: Mapping[str, object] | None = None,
     ) -> Observation:
         """Call one tool through the pipeline; ``None`` args mean ``{}``.
 
@@ -187,10 +200,36 @@ class Registry:
         Never raises for a bad name or bad arguments: every outcome, including
         an exception in the handler, is an :class:`Observation`. ``confirmed``
         is the client's approval of this one call, for tools built with
-        ``confirm=True`` (otherwise they are ``denied``).
+        ``confirm=True`` (otherwise they are ``denied``). ``context`` supplies
+        the tool's ``Injected`` parameters (which the model may not send).
         """
         return pipeline.dispatch(
-            self._table, name, {} if args is None else args, confirmed=confirmed
+            self._table,
+            name,
+            {} if args is None else args,
+            confirmed=confirmed,
+            context=context,
+        )
+
+    async def adispatch(
+        self,
+        name: str,
+        args: Mapping[str, object] | None = None,
+        *,
+        confirmed: bool = False,
+        context: Mapping[str, object] | None = None,
+    ) -> Observation:
+        """:meth:`dispatch` for asyncio callers: the same pipeline, in a worker thread.
+
+        The event loop never runs a handler (handlers are synchronous: async
+        ones are refused at build). Cancelling the awaiting task does not stop
+        a handler that has started: it runs to its end in its thread, and its
+        audit record is written; the observation is dropped.
+        """
+        import asyncio
+
+        return await asyncio.to_thread(
+            self.dispatch, name, args, confirmed=confirmed, context=context
         )
 
     def dispatch_json(self, text: str | bytes) -> Observation:
@@ -200,6 +239,26 @@ class Registry:
         :func:`boring_dispatch.registry.pipeline.dispatch_json`.
         """
         return pipeline.dispatch_json(self._table, text)
+
+    def dispatch_args_json(
+        self,
+        name: str,
+        text: str | bytes,
+        *,
+        confirmed: bool = False,
+        context: Mapping[str, object] | None = None,
+    ) -> Observation:
+        """Dispatch ``name`` with the model's argument text, parsed strictly.
+
+        ``text`` is the JSON object a framework hands over (``'{"job_id": 7}'``);
+        it is parsed with the parser of :meth:`dispatch_json` and its limits
+        (size before parsing, depth, duplicate keys, non-finite numbers): any
+        refusal, or a value that is not an object (the empty text included),
+        is ``invalid_request``.
+        """
+        return pipeline.dispatch_args_json(
+            self._table, name, text, confirmed=confirmed, context=context
+        )
 
     def restrict(self, names: Iterable[str]) -> Registry:
         """A table with only ``names``: the session policy, which can only shrink.
@@ -223,35 +282,34 @@ class Registry:
         registry._init(smaller, MappingProxyType({n: self._tools[n] for n in entries}))
         return registry
 
-    def tool_schemas(self, style: SchemaStyle) -> list[dict[str, object]]:
+    def tool_specs(self) -> tuple[ToolSpec, ...]:
+        """One frozen record per tool, sorted by name (fresh copies on every call)."""
+        return tuple(
+            spec_of(
+                tool_name,
+                self._tools[tool_name].description,
+                self._tools[tool_name].audience,
+                self._table.entries[tool_name],
+            )
+            for tool_name in self._names
+        )
+
+    def tool_schemas(self, style: SchemaFormat) -> list[dict[str, object]]:
         """The prompt tool list, from the same table the dispatcher uses (fresh copies).
 
-        ``openai``: ``{"type": "function", "function": {"name", "description",
-        "parameters"}}`` (Chat Completions); ``anthropic``: ``{"name",
-        "description", "input_schema"}``; ``mcp``: ``{"name", "description",
-        "inputSchema"}``.
+        ``chat_completions`` (or ``openai``): ``{"type": "function", "function":
+        {"name", "description", "parameters"}}``; ``responses``: ``{"type":
+        "function", "name", "description", "parameters"}`` (Responses API,
+        Agents SDK); ``anthropic``: ``{"name", "description", "input_schema"}``;
+        ``mcp``: ``{"name", "description", "inputSchema"}``. Injected parameters
+        are in none of them.
 
         Raises:
             ValueError: an unknown style.
         """
-        if style not in ("openai", "anthropic", "mcp"):
+        if style not in SCHEMA_FORMATS:
             raise ValueError(f"unknown schema style {style!r}")
-        listed: list[dict[str, object]] = []
-        for tool_name in self._names:
-            description = self._tools[tool_name].description
-            schema = copy.deepcopy(dict(self._table.entries[tool_name].schema.json_schema))
-            if style == "openai":
-                function = {"name": tool_name, "description": description, "parameters": schema}
-                listed.append({"type": "function", "function": function})
-            elif style == "anthropic":
-                listed.append(
-                    {"name": tool_name, "description": description, "input_schema": schema}
-                )
-            else:
-                listed.append(
-                    {"name": tool_name, "description": description, "inputSchema": schema}
-                )
-        return listed
+        return [spec.tool_schema(style) for spec in self.tool_specs()]
 
 
 def _check_name(kind: str, name: object) -> None:
@@ -275,97 +333,7 @@ def _check_tool(tool_name: str, tool: object) -> None:
     if model is not None and not isinstance(model, type):
         raise RegistryInvalid(f"tool {tool_name!r}: args must be a pydantic model class or None")
     _check_description(tool_name, tool.description)
-    _check_synchronous(tool_name, tool.handler)
-
-
-def _check_synchronous(tool_name: str, handler: object) -> None:
-    """Refuse a handler whose call yields something to await or iterate, however it is wrapped.
-
-    Looked through: ``functools.wraps`` chains (``__wrapped__``), partials,
-    bound methods, ``staticmethod``/``classmethod`` objects and an instance's
-    ``__call__``; refused: coroutine and (async) generator functions, and a
-    declared result that is awaitable or an iterator. What no signature shows
-    (a plain function returning a coroutine) is refused at call time instead.
-    """
-    import inspect
-
-    for candidate in _callables(handler):
-        if (
-            inspect.iscoroutinefunction(candidate)
-            or inspect.isasyncgenfunction(candidate)
-            or inspect.isgeneratorfunction(candidate)
-            or _declares_deferred(candidate)
-        ):
-            raise RegistryInvalid(
-                f"tool {tool_name!r}: the handler must be a plain synchronous function "
-                "(async, generator and awaitable-returning handlers are not supported)"
-            )
-
-
-def _callables(handler: object) -> list[object]:
-    """``handler`` and every callable it stands for, looked through each known wrapping."""
-    import functools
-
-    found: list[object] = []
-    pending = [handler]
-    while pending and len(found) < 64:
-        current = pending.pop()
-        if any(current is seen for seen in found):
-            continue
-        found.append(current)
-        if isinstance(current, functools.partial | functools.partialmethod):
-            pending.append(current.func)
-        if isinstance(current, staticmethod | classmethod):
-            pending.append(current.__func__)
-        inner = vars(current).get("__wrapped__") if hasattr(current, "__dict__") else None
-        if inner is not None:
-            pending.append(inner)
-        bound = getattr(current, "__func__", None)
-        if bound is not None:
-            pending.append(bound)
-        if not isinstance(current, type) and not _is_function(current):
-            # The class's own __call__ as defined (a function, or a static/class method object).
-            for klass in type(current).__mro__:
-                if "__call__" in vars(klass):
-                    pending.append(vars(klass)["__call__"])
-                    break
-    return found
-
-
-def _is_function(value: object) -> bool:
-    import types
-
-    return isinstance(
-        value,
-        types.FunctionType
-        | types.BuiltinFunctionType
-        | types.MethodType
-        | types.MethodWrapperType
-        | types.WrapperDescriptorType
-        | types.MethodDescriptorType,
-    )
-
-
-def _declares_deferred(candidate: object) -> bool:
-    """Whether ``candidate``'s return annotation is an awaitable, an iterator or a generator."""
-    import collections.abc
-    import inspect
-    import typing
-
-    if not callable(candidate) or isinstance(candidate, type):
-        return False
-    try:
-        declared = inspect.signature(candidate, eval_str=True).return_annotation
-    except (NameError, TypeError, ValueError, SyntaxError):
-        return False
-    origin = typing.get_origin(declared) or declared
-    deferred = (
-        collections.abc.Awaitable,
-        collections.abc.AsyncIterator,
-        collections.abc.AsyncIterable,
-        collections.abc.Iterator,
-    )
-    return isinstance(origin, type) and issubclass(origin, deferred)
+    check_synchronous(tool_name, tool.handler)
 
 
 def _check_description(tool_name: str, description: object) -> None:

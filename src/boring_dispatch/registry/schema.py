@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Final, cast, final
 
 from boring_dispatch.errors import InvalidArguments, RegistryInvalid
 from boring_dispatch.observe.redact import PLACEHOLDER, SensitiveNode
+from boring_dispatch.registry import injected as _injected
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, GetCoreSchemaHandler, TypeAdapter, ValidationError
@@ -105,6 +106,8 @@ class ArgumentSchema:
     accepted: frozenset[str] = field(default_factory=frozenset)
     #: Re-validates refused arguments and returns the paths of the extra members.
     unknown: Callable[[dict[str, object]], tuple[tuple[str | int, ...], ...]] = lambda _: ()
+    #: The parameters the caller supplies (``Injected``): never in ``json_schema``.
+    injected: _injected.InjectedNames = field(default_factory=_injected.InjectedNames)
 
 
 def build_schema(
@@ -135,7 +138,9 @@ def build_schema(
         else:
             adapter = _from_model(tool_name, signature, bound, model)
             to_kwargs = _fields
-        return _schema(tool_name, adapter, to_kwargs)
+        injected = _injected.find_injected(tool_name, signature, bound, model)
+        _injected.check_markers(tool_name, adapter.core_schema, injected)
+        return _schema(tool_name, adapter, to_kwargs, injected)
     except (
         pydantic.PydanticUserError,
         pydantic.PydanticSchemaGenerationError,
@@ -242,6 +247,7 @@ def _schema(
     tool_name: str,
     adapter: TypeAdapter[Any],
     to_kwargs: Callable[[object], dict[str, object]] | None,
+    injected: _injected.InjectedNames,
 ) -> ArgumentSchema:
     import pydantic
 
@@ -254,6 +260,7 @@ def _schema(
     sensitive = walk.tree(adapter.core_schema)
     json_schema = adapter.json_schema(schema_generator=_generator(walk))
     _drop_examples_of_secrets(json_schema)
+    json_schema = _injected.strip_injected(json_schema, injected)
     # The core validator itself (TypeAdapter.validator): its wrapper costs a microsecond a call.
     validate_json = functools.partial(adapter.validator.validate_json, strict=True, extra="forbid")
     return ArgumentSchema(
@@ -262,6 +269,7 @@ def _schema(
         sensitive=sensitive,
         accepted=walk.top_keys(adapter.core_schema),
         unknown=_extras(validate_json, pydantic.ValidationError),
+        injected=injected,
     )
 
 
