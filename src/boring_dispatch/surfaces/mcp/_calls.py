@@ -266,9 +266,20 @@ class TableCalls:
         """The table's tools with their own schemas and descriptions (``tool_schemas("mcp")``)."""
         return self._registry.tool_schemas("mcp")
 
-    def call(self, name: str, arguments: Mapping[str, object] | None) -> ToolOutcome:
-        """Dispatch one call; unknown names and bad arguments are observations too."""
-        observation = self._registry.dispatch(name, arguments)  # never raises
+    def needs_confirmation(self, name: str) -> bool:
+        """Whether ``name`` is an enabled tool built with ``confirm=True``."""
+        tool = self._registry.tools.get(name)
+        return tool is not None and tool.confirm is True
+
+    def call(
+        self, name: str, arguments: Mapping[str, object] | None, *, confirmed: bool = False
+    ) -> ToolOutcome:
+        """Dispatch one call; unknown names and bad arguments are observations too.
+
+        ``confirmed`` is a person's approval of this one call, asked through
+        MCP elicitation; the model's arguments can never confirm.
+        """
+        observation = self._registry.dispatch(name, arguments, confirmed=confirmed)
         tool = self._registry.tools.get(name)
         # An unknown tool has no audience bit: its refusal stays in the structured result.
         audience = "machine" if tool is None else tool.audience

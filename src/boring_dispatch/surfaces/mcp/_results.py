@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from typing import Final
 
 from boring_dispatch.errors import RouteError
+from boring_dispatch.observation import RETRYABLE_CODES
 from boring_dispatch.records import ExecutionResult, Route, RouteRequest
 
 __all__ = [
+    "META_CODE",
+    "META_RETRYABLE",
     "SHOWN_AUDIENCES",
     "ToolOutcome",
     "display_texts",
@@ -34,6 +37,9 @@ __all__ = [
 
 #: Audiences whose streams appear in text content.
 SHOWN_AUDIENCES: Final = frozenset({"human", "both"})
+#: The result's ``_meta`` keys: the outcome code, and whether other arguments can help.
+META_CODE: Final = "boring-dispatch/code"
+META_RETRYABLE: Final = "boring-dispatch/retryable"
 _MACHINE_ONLY: Final[Mapping[str, str]] = {"stdout": "machine", "stderr": "machine"}
 
 
@@ -45,6 +51,9 @@ class ToolOutcome:
     #: Text blocks, in order; ``("",)`` when nothing qualifies (never empty).
     texts: tuple[str, ...]
     is_error: bool
+    #: The result's ``_meta``: the code (``ok`` or the error code) for clients that only
+    #: read ``isError``, and, for a table call, whether a retry with other arguments can help.
+    meta: dict[str, object] | None = None
 
 
 def display_texts(stdout: str, stderr: str, audiences: Mapping[str, str]) -> tuple[str, ...]:
@@ -143,7 +152,12 @@ def error_outcome(
     dispatcher["error"] = error.to_dict()
     if trace_id is not None:
         dispatcher["trace_id"] = trace_id
-    return ToolOutcome(structured=_result(dispatcher), texts=("",), is_error=True)
+    return ToolOutcome(
+        structured=_result(dispatcher),
+        texts=("",),
+        is_error=True,
+        meta={META_CODE: error.code, META_RETRYABLE: False},
+    )
 
 
 def table_outcome(observation: Mapping[str, object], text: str, audience: str) -> ToolOutcome:
@@ -155,8 +169,12 @@ def table_outcome(observation: Mapping[str, object], text: str, audience: str) -
         audience: the tool's audience bit; ``machine`` for an unknown tool.
     """
     shown = audience in SHOWN_AUDIENCES and bool(text)
+    error = observation.get("error")
+    code = error.get("code") if isinstance(error, Mapping) else None
+    code = code if type(code) is str else "ok"
     return ToolOutcome(
         structured={"result": dict(observation)},
         texts=(text,) if shown else ("",),
         is_error=observation.get("ok") is not True,
+        meta={META_CODE: code, META_RETRYABLE: code in RETRYABLE_CODES},
     )

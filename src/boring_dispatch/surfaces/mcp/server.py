@@ -34,6 +34,7 @@ from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
 if TYPE_CHECKING:
     import mcp_types
+    from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls
@@ -156,6 +157,7 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
     from mcp.server.lowlevel import Server
 
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
+    from boring_dispatch.surfaces.mcp._elicit import ask_person
 
     # Launches (and table calls) hold a slot until their work has really ended.
     slots = anyio.CapacityLimiter(MAX_CONCURRENT_CALLS)
@@ -166,7 +168,7 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
         return listing
 
     async def call_tool(
-        _ctx: object, params: mcp_types.CallToolRequestParams
+        ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
         outcome: ToolOutcome
         if isinstance(backend, RepositoryCalls):
@@ -184,8 +186,13 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
             finally:
                 forget_cancelled(trace_id)
         else:
+            confirmed = False
+            if backend.needs_confirmation(params.name):
+                confirmed = await ask_person(ctx, params.name, params.arguments)
             async with slots:
-                run = functools.partial(backend.call, params.name, params.arguments)
+                run = functools.partial(
+                    backend.call, params.name, params.arguments, confirmed=confirmed
+                )
                 outcome = await _in_thread_to_the_end(run, None)
         return _call_tool_result(outcome)
 
@@ -280,6 +287,7 @@ def _call_tool_result(outcome: ToolOutcome) -> mcp_types.CallToolResult:
     import mcp_types as types
 
     return types.CallToolResult(
+        _meta=outcome.meta,
         content=[types.TextContent(text=text) for text in outcome.texts],
         structured_content=outcome.structured,
         is_error=outcome.is_error,
