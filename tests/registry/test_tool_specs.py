@@ -91,3 +91,16 @@ def test_a_provider_safe_name_is_not_warned(name: str, caplog: pytest.LogCapture
     with caplog.at_level(logging.WARNING, logger="boring_dispatch"):
         Registry({name: Tool(pay, description="Pay.")})
     assert caplog.text == ""
+
+
+def test_redacted_arguments_hide_sensitive_and_unknown_members() -> None:
+    table = Registry({"pay": Tool(pay, description="Pay.")})
+    args = {"card": {"number": "4111", "holder": "A"}, "pin": "1234", "amount": 3, "x": "s"}
+    assert table.redacted_arguments("pay", args) == {
+        "card": {"number": "[redacted]", "holder": "A"},
+        "pin": "[redacted]",
+        "amount": 3,
+        "x": "[redacted]",
+    }
+    assert table.redacted_arguments("nope", {"a": 1}) == {"a": "[redacted]"}
+    assert table.redacted_arguments("pay", ["not", "a", "mapping"]) == {}

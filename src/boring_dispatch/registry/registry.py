@@ -260,6 +260,21 @@ class Registry:
             self._table, name, text, confirmed=confirmed, context=context
         )
 
+    def redacted_arguments(self, name: str, args: object) -> dict[str, object]:
+        """``args`` as records show them: sensitive and unknown members as ``"[redacted]"``.
+
+        For showing a call to a person (an approval prompt) without its secrets;
+        an unknown tool's arguments are redacted whole (the keys stay).
+        """
+        from boring_dispatch.observe.redact import redact_invalid
+
+        entry = self._table.entries.get(name) if type(name) is str else None
+        if not isinstance(args, Mapping):
+            return {}
+        if entry is None:
+            return redact_invalid(args, None, None)
+        return redact_invalid(args, entry.schema.sensitive, entry.schema.accepted)
+
     def restrict(self, names: Iterable[str]) -> Registry:
         """A table with only ``names``: the session policy, which can only shrink.
 

@@ -19,7 +19,8 @@ from kits.mcp import McpServer
 TABLE = textwrap.dedent(
     """
     from pathlib import Path
-    from boring_dispatch import Registry, Tool, ToolError
+    from typing import Annotated
+    from boring_dispatch import Registry, Sensitive, Tool, ToolError
 
     RUNS = Path(__file__).with_name("runs.txt")
 
@@ -33,7 +34,11 @@ TABLE = textwrap.dedent(
             raise ToolError("no such invoice")
         return {"invoice_id": invoice_id}
 
+    def pay(card: Annotated[str, Sensitive], amount: int) -> dict:
+        return {"paid": amount}
+
     TABLE = Registry({
+        "pay": Tool(pay, description="Pay with a card.", confirm=True),
         "refund": Tool(refund, description="Refund one invoice.", confirm=True),
         "look": Tool(look, description="Look up one invoice."),
     })
@@ -152,3 +157,17 @@ def test_bad_arguments_are_refused_after_the_approval_without_running(
     with serve(table_dir, errlog, lambda *_: ("accept", {"approve": True})) as server:
         assert code_of(server.call_wire("refund", {"invoice_id": "7"})) == "invalid_arguments"
     assert runs(table_dir) == []
+
+
+def test_the_prompt_shows_no_sensitive_argument(table_dir: Path, errlog: io.TextIOWrapper) -> None:
+    card = "4111-1111-canary-1111"
+    with serve(table_dir, errlog, lambda *_: ("accept", {"approve": True})) as server:
+        result = server.call_wire("pay", {"card": card, "amount": 5, "extra": card})
+        assert code_of(result) == "invalid_arguments"
+        result = server.call_wire("pay", {"card": card, "amount": 5})
+        assert result["structuredContent"]["result"] == {"ok": True, "result": {"paid": 5}}
+        messages = [message for message, _ in server.elicited]
+    assert len(messages) == 2
+    assert all(card not in message for message in messages)
+    assert '"card": "[redacted]"' in messages[1]
+    assert '"amount": 5' in messages[1]

@@ -271,6 +271,16 @@ class TableCalls:
         tool = self._registry.tools.get(name)
         return tool is not None and tool.confirm is True
 
+    def shown_arguments(self, name: str, arguments: Mapping[str, object] | None) -> str:
+        """The call's arguments for an approval prompt: JSON, sensitive values redacted."""
+        import json
+
+        redacted = self._registry.redacted_arguments(name, arguments or {})
+        try:
+            return json.dumps(redacted, ensure_ascii=False, sort_keys=True)
+        except (TypeError, ValueError):
+            return "(arguments that are not JSON)"
+
     def call(
         self, name: str, arguments: Mapping[str, object] | None, *, confirmed: bool = False
     ) -> ToolOutcome:

@@ -7,13 +7,12 @@ elicitation capability; the call is confirmed only when the user accepts
 with ``approve`` exactly ``true``. Anything else (declined, cancelled, a
 malformed answer, no capability, an error, no answer within
 :data:`ELICIT_TIMEOUT_S`) leaves the call ``denied``. The model's arguments
-are shown to the user (they came from the client); injected values never
-are, being in no argument.
+are shown to the user with their sensitive values redacted; injected values
+never are, being in no argument.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -43,9 +42,7 @@ APPROVE_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-async def ask_person(
-    ctx: ServerRequestContext[Any, Any], name: str, arguments: Mapping[str, object] | None
-) -> bool:
+async def ask_person(ctx: ServerRequestContext[Any, Any], name: str, shown_args: str) -> bool:
     """Whether the user approved this one call (``False`` on anything but a clear yes)."""
     import anyio
     import mcp_types as types
@@ -55,10 +52,6 @@ async def ask_person(
         types.ClientCapabilities(elicitation=types.ElicitationCapability())
     ):
         return False
-    try:
-        shown_args = json.dumps(dict(arguments or {}), ensure_ascii=False, sort_keys=True)
-    except (TypeError, ValueError):
-        shown_args = "(arguments that are not JSON)"
     message = (
         f"The assistant asks to run the tool {shown(name, 64)} with the arguments "
         f"{shown(shown_args, 2000)}. Approve this one call?"

@@ -188,7 +188,8 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
         else:
             confirmed = False
             if backend.needs_confirmation(params.name):
-                confirmed = await ask_person(ctx, params.name, params.arguments)
+                shown_args = backend.shown_arguments(params.name, params.arguments)
+                confirmed = await ask_person(ctx, params.name, shown_args)
             async with slots:
                 run = functools.partial(
                     backend.call, params.name, params.arguments, confirmed=confirmed
