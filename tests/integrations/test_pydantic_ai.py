@@ -28,6 +28,7 @@ from pydantic_ai.models.test import TestModel
 
 from boring_dispatch import Registry
 from boring_dispatch.integrations.pydantic_ai import RegistryToolset
+from boring_dispatch.testing import CapturingSink
 from kits.billing import CANARY, billing_table
 
 Script = Sequence[Sequence[ModelResponsePart]]
@@ -226,3 +227,34 @@ def test_test_model_calls_every_tool_through_the_table() -> None:
     result = agent.run_sync("go")
     assert calls == Counter({"get_invoice": 1})
     assert CANARY not in result.all_messages_json().decode()
+
+
+@given(secret=st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), min_size=6))
+@settings(max_examples=25)
+def test_any_injected_secret_stays_out_of_history_traces_and_audit(secret: str) -> None:
+    secret = "S3CR3T-" + secret  # never text the run writes on its own
+    calls: Counter[str] = Counter()
+    sink = CapturingSink()
+    table = Registry(dict(billing_table(calls).tools), name="billing", sinks=[sink])
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    script = [
+        [call("get_invoice", '{"invoice_id": 7}', "c1"), call("fail", '{"reason": "r"}', "c2")],
+        [TextPart("ok")],
+    ]
+    agent = Agent(
+        scripted(script),
+        toolsets=[RegistryToolset(table, context={"api_token": secret})],
+        capabilities=[
+            Instrumentation(
+                settings=InstrumentationSettings(tracer_provider=provider, include_content=True)
+            )
+        ],
+    )
+    result = agent.run_sync("go")
+    assert calls == Counter({"get_invoice": 1, "fail": 1})
+    assert secret not in everything_recorded(result.all_messages_json(), spans)
+    assert sorted(sink.outcomes()) == ["ok", "tool_error"]
+    assert all(event.args is not None for event in sink.events)
+    assert all(event.args["api_token"] == "[redacted]" for event in sink.events if event.args)
