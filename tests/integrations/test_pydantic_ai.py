@@ -239,7 +239,7 @@ def test_any_injected_secret_stays_out_of_history_traces_and_audit(secret: str) 
     spans = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(spans))
-    script = [
+    script: Script = [
         [call("get_invoice", '{"invoice_id": 7}', "c1"), call("fail", '{"reason": "r"}', "c2")],
         [TextPart("ok")],
     ]
