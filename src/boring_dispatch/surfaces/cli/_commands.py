@@ -77,6 +77,11 @@ def _parser(command: str) -> argparse.ArgumentParser:
             help="repository: a top-level skill this server may act for (repeatable; "
             "default: any discoverable top-level skill the model names)",
         )
+        parser.add_argument(
+            "--context",
+            metavar="pkg.module:NAME",
+            help="registry: a function returning the injected arguments of each call",
+        )
     return parser
 
 
@@ -194,6 +199,7 @@ def _mcp(options: argparse.Namespace) -> int:
         timeout_s=options.timeout,
         run_as=options.run_as,
         callers=options.callers,
+        context=options.context,
     )
 
 

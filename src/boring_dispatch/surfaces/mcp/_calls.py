@@ -19,7 +19,7 @@ never the caller's raw strings, and a span's status is a code, never text.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -31,6 +31,7 @@ from boring_dispatch.errors import (
     RouteError,
     RuntimeMisconfigured,
 )
+from boring_dispatch.observation import Observation
 from boring_dispatch.observe.trace import Span, write_span
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
 from boring_dispatch.repository.projection import parse_projection
@@ -255,12 +256,22 @@ def bound_callers(repository: Repository, callers: Iterable[str]) -> frozenset[s
 
 
 class TableCalls:
-    """The tools of one Python table, each call through ``Registry.dispatch``."""
+    """The tools of one Python table, each call through ``Registry.dispatch``.
 
-    __slots__ = ("_registry",)
+    ``context`` is the operator's function (``--context``) that supplies the
+    injected arguments; it is called once per call, in the call's thread.
+    """
 
-    def __init__(self, registry: Registry) -> None:
+    __slots__ = ("_context", "_registry")
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        context: Callable[[], Mapping[str, object]] | None = None,
+    ) -> None:
         self._registry = registry
+        self._context = context
 
     def tool_schemas(self) -> list[dict[str, object]]:
         """The table's tools with their own schemas and descriptions (``tool_schemas("mcp")``)."""
@@ -289,7 +300,17 @@ class TableCalls:
         ``confirmed`` is a person's approval of this one call, asked through
         MCP elicitation; the model's arguments can never confirm.
         """
-        observation = self._registry.dispatch(name, arguments, confirmed=confirmed)
+        try:
+            context = None if self._context is None else self._context()
+        except Exception as error:  # noqa: BLE001 - the operator's function failed: no call
+            correlation_id = _log_internal_error(error)
+            observation = Observation.failure(
+                "internal_error", "internal error", correlation_id=correlation_id
+            )
+        else:
+            observation = self._registry.dispatch(
+                name, arguments, confirmed=confirmed, context=context
+            )
         tool = self._registry.tools.get(name)
         # An unknown tool has no audience bit: its refusal stays in the structured result.
         audience = "machine" if tool is None else tool.audience

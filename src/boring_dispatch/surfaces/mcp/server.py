@@ -54,13 +54,14 @@ _REPOSITORY_INSTRUCTIONS: Final = (
 )
 
 
-def serve(
+def serve(  # noqa: PLR0913 - one keyword per option of `dispatcher mcp`
     *,
     config: str | None,
     registry: str | None,
     timeout_s: float | None = None,
     run_as: str | None = None,
     callers: Sequence[str] | None = None,
+    context: str | None = None,
 ) -> int:
     """Serve one table over MCP on stdin/stdout until the client goes away.
 
@@ -71,7 +72,9 @@ def serve(
     limit) and ``run_as`` (``USER[:GROUP]`` every gateway runs as) apply to a
     repository only. ``callers`` (repository only) binds the server to the
     top-level skills it may act for; without it, any discoverable top-level
-    skill a model names is accepted.
+    skill a model names is accepted. ``context`` (registry only,
+    ``pkg.module:NAME``) names the function that supplies the injected
+    arguments of every call.
 
     Returns:
         0 when the session ended.
@@ -81,12 +84,15 @@ def serve(
             repository configuration is invalid, the timeout is not a number of
             seconds in (0, 604800], ``run_as`` names no user or group or is
             given with a registry, a ``callers`` entry is not a discoverable
-            top-level skill, or ``callers`` came with a registry.
-        RegistryInvalid: the registry spec cannot be loaded.
+            top-level skill, ``callers`` came with a registry, or ``context``
+            came with a repository.
+        RegistryInvalid: the registry or context spec cannot be loaded.
     """
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls, bound_callers
 
     backend: RepositoryCalls | TableCalls
+    if context is not None and registry is None:
+        raise RuntimeMisconfigured("--context supplies a Python table (--registry) only")
     if config is not None and registry is None:
         from boring_dispatch.process._admission import limits_problem
         from boring_dispatch.process.run_as import with_run_as
@@ -104,13 +110,14 @@ def serve(
     elif callers is not None:
         raise RuntimeMisconfigured("--caller binds a repository server (--config) only")
     elif registry is not None and config is None:
-        from boring_dispatch.registry.spec import load_registry
+        from boring_dispatch.registry.spec import load_context, load_registry
 
         if run_as is not None:
             # A Python table runs its tools in this process: there is no child to switch.
             raise RuntimeMisconfigured("--run-as applies to a repository (--config) only")
 
-        backend = TableCalls(load_registry(registry))
+        supplier = None if context is None else load_context(context)
+        backend = TableCalls(load_registry(registry), context=supplier)
     else:
         raise RuntimeMisconfigured("dispatcher mcp needs exactly one of --config or --registry")
     _end_gateways_on_signals()
