@@ -32,3 +32,8 @@ BILLING = Registry(
 def billing_token() -> str:
     """The billing API token: from the environment, never from the model."""
     return os.environ.get("BILLING_TOKEN", "tok-example-not-a-real-secret")
+
+
+def secrets() -> dict[str, object]:
+    """The injected arguments for ``dispatcher mcp --registry ... --context`` (this function)."""
+    return {"api_token": billing_token()}
