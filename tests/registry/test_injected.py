@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Annotated
 
 import pydantic
@@ -11,7 +12,9 @@ from hypothesis import strategies as st
 
 from boring_dispatch import Injected, Registry, Sensitive, Tool
 from boring_dispatch.errors import RegistryInvalid
+from boring_dispatch.observe.audit import TraceRecorder
 from boring_dispatch.registry.injected import SENT_BY_MODEL
+from boring_dispatch.registry.replay import replay
 from boring_dispatch.registry.tool_specs import SchemaFormat
 from boring_dispatch.testing import CapturingSink
 from kits.billing import CANARY, billing_table
@@ -171,3 +174,15 @@ def _optional(token: Annotated[str, Injected] | None) -> None:
 def test_a_marker_that_is_not_a_top_level_parameter_refuses_the_table(handler: object) -> None:
     with pytest.raises(RegistryInvalid, match="Injected marks only top-level parameters"):
         Registry({"t": Tool(handler, description="T.")})  # type: ignore[arg-type]
+
+
+def test_a_recorded_call_with_injected_values_replays_them_as_the_context(tmp_path: Path) -> None:
+    def lookup(invoice_id: int, tenant: Annotated[str, Injected]) -> str:
+        return f"{tenant}:{invoice_id}"
+
+    trace = tmp_path / "trace.jsonl"
+    live = Registry({"lookup": Tool(lookup, description="L.")}, sinks=[TraceRecorder(trace)])
+    assert live.dispatch("lookup", {"invoice_id": 1}, context={"tenant": "acme"}).ok
+    report = replay(Registry({"lookup": Tool(lookup, description="L.")}), trace)
+    assert report.ok
+    assert report.lines[0].observation == {"ok": True, "result": "acme:1"}
