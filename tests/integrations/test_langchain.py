@@ -232,3 +232,44 @@ def test_an_approval_confirms_one_run_only() -> None:
     assert refund.invoke(call).status == "success"
     assert refund.invoke(call).status == "error"
     assert calls == Counter({"refund": 1})
+
+
+def test_a_plain_dict_invoke_has_no_call_id_and_cannot_be_confirmed() -> None:
+    calls: Counter[str] = Counter()
+    table = billing_table(calls)
+    gate = ApprovalGate(table)
+    tools = structured_tools(table, context={"api_token": CANARY}, approvals=gate)
+    (refund,) = [t for t in tools if t.name == "refund"]
+    (lookup,) = [t for t in tools if t.name == "get_invoice"]
+    # handle_tool_error: the error text comes back as the tool's output.
+    assert str(refund.invoke({"invoice_id": 7})).startswith("error denied")
+    assert json.loads(lookup.invoke({"invoice_id": 7}))["amount"] == 42
+    assert calls == Counter({"get_invoice": 1})
+
+
+def test_the_gate_holds_a_bounded_number_of_approvals() -> None:
+    gate = ApprovalGate(billing_table(Counter()))
+    for number in range(3000):
+        gate._approved.add(f"old-{number}")
+    calls = [{"id": "new", "name": "refund", "args": {}}]
+    message = AIMessage("", tool_calls=calls)
+    builder = StateGraph(MessagesState)
+    builder.add_node("approve", gate.node)
+    builder.add_edge(START, "approve")
+    builder.add_edge("approve", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "g"}}
+    graph.invoke({"messages": [message]}, config)
+    graph.invoke(Command(resume={"new": True}), config)
+    assert gate._approved == {"new"}
+    assert gate.consume("new")
+    assert not gate.consume("new")
+    assert not gate.consume(None)
+
+
+def test_a_gate_without_confirm_tools_never_interrupts() -> None:
+    gate = ApprovalGate(billing_table(Counter()).restrict(["get_invoice"]))
+    message = AIMessage("", tool_calls=[{"id": "c1", "name": "get_invoice", "args": {}}])
+    assert gate.node({"messages": [message]}) == {}
+    assert gate.node({"messages": []}) == {}
+    assert gate.node(None) == {}
