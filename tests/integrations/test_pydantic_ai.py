@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -61,6 +63,11 @@ def agent_for(table: Registry, script: Script, spans: InMemorySpanExporter | Non
     )
 
 
+def run(agent: Agent[Any, Any], *args: Any, **kwargs: Any) -> Any:
+    """``agent.run`` in a fresh event loop that is closed afterwards (``run_sync`` keeps one)."""
+    return asyncio.run(agent.run(*args, **kwargs))
+
+
 def call(name: str, args: str, call_id: str) -> ToolCallPart:
     return ToolCallPart(name, args, tool_call_id=call_id)
 
@@ -93,7 +100,7 @@ def test_a_known_call_succeeds_and_the_injected_secret_is_nowhere() -> None:
         [[call("get_invoice", '{"invoice_id": 7}', "c1")], [TextPart("ok")]],
         spans,
     )
-    result = agent.run_sync("look", deps=CANARY)
+    result = run(agent, "look", deps=CANARY)
     assert result.output == "ok"
     assert returned(result.all_messages())["c1"] == {
         "invoice_id": 7,
@@ -116,7 +123,7 @@ def test_the_published_schema_has_no_injected_parameter() -> None:
         return ModelResponse(parts=[TextPart("ok")])
 
     agent = Agent(FunctionModel(answer), toolsets=[RegistryToolset(billing_table(Counter()))])
-    agent.run_sync("list")
+    run(agent, "list")
     assert len(seen) == 3
     assert "api_token" not in json.dumps(seen)
 
@@ -140,7 +147,7 @@ def test_the_published_schema_has_no_injected_parameter() -> None:
 def test_bad_arguments_reach_the_model_as_a_retry_prompt(args: str) -> None:
     calls: Counter[str] = Counter()
     agent = agent_for(billing_table(calls), [[call("get_invoice", args, "c1")], [TextPart("ok")]])
-    result = agent.run_sync("look", deps=CANARY)
+    result = run(agent, "look", deps=CANARY)
     prompt = returned(result.all_messages())["c1"]
     assert isinstance(prompt, str)
     assert prompt.startswith(("error invalid_arguments", "error invalid_request"))
@@ -155,7 +162,7 @@ def test_a_final_error_reaches_the_model_as_a_failure_text_withheld_whole() -> N
     agent = agent_for(
         billing_table(calls), [[call("fail", '{"reason": "no"}', "c1")], [TextPart("ok")]], spans
     )
-    result = agent.run_sync("fail", deps=CANARY)
+    result = run(agent, "fail", deps=CANARY)
     text = returned(result.all_messages())["c1"]
     assert isinstance(text, str)
     assert text.startswith("error tool_error: the tool failed; its message was withheld")
@@ -169,7 +176,7 @@ def test_an_unknown_name_never_runs() -> None:
     agent = agent_for(
         billing_table(calls), [[call("os.system", '{"cmd": "id"}', "c1")], [TextPart("ok")]]
     )
-    result = agent.run_sync("x", deps=CANARY)
+    result = run(agent, "x", deps=CANARY)
     assert "os.system" in str(returned(result.all_messages())["c1"])
     assert calls == Counter()
 
@@ -188,11 +195,12 @@ def test_a_confirm_tool_waits_for_approval_and_runs_once_with_no_sibling_repeate
         ],
         spans,
     )
-    first = agent.run_sync("refund 7", deps=CANARY)
+    first = run(agent, "refund 7", deps=CANARY)
     assert isinstance(first.output, DeferredToolRequests)
     assert [part.tool_call_id for part in first.output.approvals] == ["c2"]
     assert calls == Counter({"get_invoice": 1})
-    second = agent.run_sync(
+    second = run(
+        agent,
         message_history=first.all_messages(),
         deps=CANARY,
         deferred_tool_results=DeferredToolResults(approvals={"c2": True}),
@@ -208,8 +216,9 @@ def test_a_denied_approval_never_runs_the_tool() -> None:
     agent = agent_for(
         billing_table(calls), [[call("refund", '{"invoice_id": 7}', "c1")], [TextPart("no")]]
     )
-    first = agent.run_sync("refund 7", deps=CANARY)
-    second = agent.run_sync(
+    first = run(agent, "refund 7", deps=CANARY)
+    second = run(
+        agent,
         message_history=first.all_messages(),
         deps=CANARY,
         deferred_tool_results=DeferredToolResults(approvals={"c1": False}),
@@ -224,7 +233,7 @@ def test_test_model_calls_every_tool_through_the_table() -> None:
     calls: Counter[str] = Counter()
     table = billing_table(calls).restrict(["get_invoice"])
     agent = Agent(TestModel(), toolsets=[RegistryToolset(table, context={"api_token": CANARY})])
-    result = agent.run_sync("go")
+    result = run(agent, "go")
     assert calls == Counter({"get_invoice": 1})
     assert CANARY not in result.all_messages_json().decode()
 
@@ -252,7 +261,7 @@ def test_any_injected_secret_stays_out_of_history_traces_and_audit(secret: str) 
             )
         ],
     )
-    result = agent.run_sync("go")
+    result = run(agent, "go")
     assert calls == Counter({"get_invoice": 1, "fail": 1})
     assert secret not in everything_recorded(result.all_messages_json(), spans)
     assert sorted(sink.outcomes()) == ["ok", "tool_error"]

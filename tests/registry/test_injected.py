@@ -111,6 +111,7 @@ def test_a_context_that_is_not_a_mapping_is_invalid_request() -> None:
 
 @given(secret=st.text(min_size=4, alphabet=st.characters(codec="utf-8")))
 def test_a_tool_error_quoting_the_injected_secret_is_withheld_whole(secret: str) -> None:
+    secret = "S3CR3T-" + secret  # never text an observation holds on its own
     observation = billing_table(Counter()).dispatch(
         "fail", {"reason": "nope"}, context={"api_token": secret}
     )
