@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -273,3 +274,38 @@ def test_a_gate_without_confirm_tools_never_interrupts() -> None:
     assert gate.node({"messages": [message]}) == {}
     assert gate.node({"messages": []}) == {}
     assert gate.node(None) == {}
+
+
+def test_the_async_path_confirms_only_the_approved_call_and_keeps_the_secret_out() -> None:
+    calls: Counter[str] = Counter()
+    table = billing_table(calls)
+    gate = ApprovalGate(table)
+    tools = {
+        t.name: t for t in structured_tools(table, context={"api_token": CANARY}, approvals=gate)
+    }
+    gate._approved.add("c1")
+    keeping = Keeping()
+    config: RunnableConfig = {"callbacks": [keeping]}
+
+    async def run() -> list[ToolMessage]:
+        return [
+            await tools["refund"].ainvoke(
+                {"type": "tool_call", "id": "c1", "name": "refund", "args": {"invoice_id": 7}},
+                config,
+            ),
+            await tools["refund"].ainvoke(
+                {"type": "tool_call", "id": "c2", "name": "refund", "args": {"invoice_id": 8}},
+                config,
+            ),
+            await tools["fail"].ainvoke(
+                {"type": "tool_call", "id": "c3", "name": "fail", "args": {"reason": "r"}},
+                config,
+            ),
+        ]
+
+    approved, unapproved, failed = asyncio.run(run())
+    assert json.loads(str(approved.content)) == {"refunded": 7}
+    assert str(unapproved.content).startswith("error denied")
+    assert unapproved.status == failed.status == "error"
+    assert calls == Counter({"refund": 1, "fail": 1})
+    assert CANARY not in "".join(keeping.seen) + repr([approved, unapproved, failed])
