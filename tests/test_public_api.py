@@ -68,3 +68,10 @@ def test_every_error_class_has_a_unique_code_and_derives_from_the_root() -> None
     assert not any(issubclass(cls, (ValueError, OSError)) for cls in classes)
     codes = [cls.code for cls in classes if cls not in (errors.TableError, errors.RouteError)]
     assert len(codes) == len(set(codes))
+
+
+def test_the_integration_names_are_exported() -> None:
+    # Injected arguments and tool specs are what framework adapters build on.
+    assert {"Injected", "ToolSpec"} <= set(boring_dispatch.__all__)
+    assert boring_dispatch.Injected.__module__ == "boring_dispatch.registry.injected"
+    assert boring_dispatch.ToolSpec.__module__ == "boring_dispatch.registry.tool_specs"

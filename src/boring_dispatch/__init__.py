@@ -4,10 +4,10 @@ Everything a user needs is importable from here (lazily, so that
 ``import boring_dispatch`` and the CLI stay fast):
 
 - the Python table: :class:`Registry`, :class:`Tool`, :data:`Sensitive`,
-  :class:`TableLimits`, and what a call returns, :class:`Observation` and
-  :class:`ObservationError`; a handler's expected failure is :class:`ToolError`;
-  a tool's :class:`Fixture` of :class:`Recorded` outcomes, written by a
-  :class:`FixtureRecorder`;
+  :class:`Injected`, :class:`TableLimits`, :class:`ToolSpec`, and what a call
+  returns, :class:`Observation` and :class:`ObservationError`; a handler's
+  expected failure is :class:`ToolError`; a tool's :class:`Fixture` of
+  :class:`Recorded` outcomes, written by a :class:`FixtureRecorder`;
 - the blueprint repository: :class:`Repository`, the request it takes
   (:class:`RouteRequest`), the decision it makes (:class:`Route`,
   :class:`RouteWarning`) and the run it performs (:class:`ExecLimits`,
@@ -42,6 +42,7 @@ __all__ = [
     "ExecutionResult",
     "Fixture",
     "FixtureRecorder",
+    "Injected",
     "JsonLinesAuditSink",
     "Observation",
     "ObservationError",
@@ -57,6 +58,7 @@ __all__ = [
     "TableLimits",
     "Tool",
     "ToolError",
+    "ToolSpec",
     "TraceRecorder",
 ]
 
@@ -78,9 +80,11 @@ if TYPE_CHECKING:
     )
     from boring_dispatch.registry.fixture_files import FixtureRecorder
     from boring_dispatch.registry.fixtures import Fixture, Recorded
+    from boring_dispatch.registry.injected import Injected
     from boring_dispatch.registry.pipeline import TableLimits
     from boring_dispatch.registry.registry import Registry, Tool
     from boring_dispatch.registry.schema import Sensitive
+    from boring_dispatch.registry.tool_specs import ToolSpec
     from boring_dispatch.repository.repository import Repository
 del TYPE_CHECKING
 
@@ -93,6 +97,7 @@ _LAZY = {
     "ExecutionResult": "boring_dispatch.records",
     "Fixture": "boring_dispatch.registry.fixtures",
     "FixtureRecorder": "boring_dispatch.registry.fixture_files",
+    "Injected": "boring_dispatch.registry.injected",
     "JsonLinesAuditSink": "boring_dispatch.observe.audit",
     "Observation": "boring_dispatch.observation",
     "ObservationError": "boring_dispatch.observation",
@@ -108,6 +113,7 @@ _LAZY = {
     "TableLimits": "boring_dispatch.registry.pipeline",
     "Tool": "boring_dispatch.registry.registry",
     "ToolError": "boring_dispatch.errors",
+    "ToolSpec": "boring_dispatch.registry.tool_specs",
     "TraceRecorder": "boring_dispatch.observe.audit",
 }
 

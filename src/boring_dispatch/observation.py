@@ -17,9 +17,14 @@ from typing import Final, final
 
 from boring_dispatch.errors import InvalidArguments, TableError
 
-__all__ = ["Observation", "ObservationError"]
+__all__ = ["RETRYABLE_CODES", "Observation", "ObservationError"]
 
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+#: The codes whose call the model can write again and expect a different outcome:
+#: its arguments (``invalid_arguments``) or its call text (``invalid_request``) were wrong.
+RETRYABLE_CODES: Final = frozenset({"invalid_arguments", "invalid_request"})
+_RETRY_HINT: Final = "Correct the arguments and call the tool again."
+_FINAL_HINT: Final = "Do not call the tool again with other arguments for this."
 
 
 @final
@@ -35,6 +40,13 @@ class ObservationError:
     details: tuple[tuple[str, str], ...] = ()
     #: Set for ``internal_error``: the key of the server-side log line with the traceback.
     correlation_id: str | None = None
+
+    @property
+    def retryable(self) -> bool:
+        """Whether calling again with other arguments can help (``invalid_arguments`` yes;
+        ``unknown_tool``, ``denied``, ``tool_error``, ``internal_error`` and
+        ``observation_too_large`` no)."""
+        return self.code in RETRYABLE_CODES
 
     def to_dict(self) -> dict[str, object]:
         """The JSON object of the envelope's ``error`` member."""
@@ -99,6 +111,24 @@ class Observation:
         if self.error is None:
             return {"ok": True, "result": self.result}
         return {"ok": False, "error": self.error.to_dict()}
+
+    def model_text(self) -> str:
+        """The text a model should read: the result's JSON, or the error explained.
+
+        An error reads ``error <code>: <message>``, one line per detail
+        (``- <path>: <reason>``), the correlation id if any, then whether
+        calling again with other arguments can help. It holds nothing the
+        observation does not (never argument values).
+        """
+        if self.error is None:
+            return _ENCODER.encode(self.result)
+        error = self.error
+        lines = [f"error {error.code}: {error.message}"]
+        lines.extend(f"- {path}: {reason}" for path, reason in error.details)
+        if error.correlation_id is not None:
+            lines.append(f"correlation id: {error.correlation_id}")
+        lines.append(_RETRY_HINT if error.retryable else _FINAL_HINT)
+        return "\n".join(lines)
 
     def to_json(self) -> str:
         """The envelope as compact one-line JSON text (UTF-8, not ASCII-escaped).

@@ -14,7 +14,7 @@ import contextlib
 import json
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Self, TextIO
 
@@ -316,6 +316,9 @@ class McpServer:
         errlog: where its stderr goes.
         mode: the client's protocol negotiation (``"legacy"`` is the initialize
             handshake that today's hosts use; ``"auto"`` tries the 2026 protocol).
+        elicitation: the client's answer to an elicitation request (its message and
+            requested schema in, ``(action, content)`` out); ``None``: the client
+            does not declare the capability. Every request is kept in ``elicited``.
     """
 
     def __init__(
@@ -326,6 +329,8 @@ class McpServer:
         cwd: Path,
         errlog: TextIO,
         mode: str = "legacy",
+        elicitation: Callable[[str, dict[str, Any]], tuple[str, dict[str, Any] | None]]
+        | None = None,
     ) -> None:
         self._args = [sys.executable, "-m", "boring_dispatch", *args]
         self._env = dict(env)
@@ -335,6 +340,9 @@ class McpServer:
         self._stack = contextlib.ExitStack()
         self._client: Any = None
         self._portal: Any = None
+        self._elicitation = elicitation
+        #: Every elicitation request the server sent: (message, requested schema).
+        self.elicited: list[tuple[str, dict[str, Any]]] = []
 
     def __enter__(self) -> Self:
         from anyio.from_thread import start_blocking_portal
@@ -345,7 +353,20 @@ class McpServer:
             command=self._args[0], args=self._args[1:], env=self._env, cwd=self._cwd
         )
         self._portal = self._stack.enter_context(start_blocking_portal())
-        client = Client(stdio_client(params, errlog=self._errlog), mode=self._mode)
+        options: dict[str, Any] = {}
+        if self._elicitation is not None:
+            answer = self._elicitation
+
+            async def elicit(context: Any, request: Any) -> Any:
+                import mcp_types
+
+                schema = dict(request.requested_schema)
+                self.elicited.append((request.message, schema))
+                action, content = answer(request.message, schema)
+                return mcp_types.ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+
+            options["elicitation_callback"] = elicit
+        client = Client(stdio_client(params, errlog=self._errlog), mode=self._mode, **options)
         self._client = self._stack.enter_context(self._portal.wrap_async_context_manager(client))
         return self
 

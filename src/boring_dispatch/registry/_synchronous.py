@@ -1,4 +1,9 @@
-"""A tool's handler must be a plain synchronous function, however it is wrapped."""
+"""The build-time refusal of handlers that are asynchronous in any disguise.
+
+A table calls handlers synchronously (``adispatch`` runs the same pipeline in
+a worker thread): a handler whose call yields something to await or iterate
+would return an unfinished result, so it is refused when the table is built.
+"""
 
 from __future__ import annotations
 

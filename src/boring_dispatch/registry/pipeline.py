@@ -68,6 +68,7 @@ from boring_dispatch.observe.redact import (
     sensitive_values,
 )
 from boring_dispatch.registry import _call_guards as guards
+from boring_dispatch.registry import injected as _injected
 from boring_dispatch.registry._canonical import fixture_args
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ __all__ = [
     "Table",
     "TableLimits",
     "dispatch",
+    "dispatch_args_json",
     "dispatch_json",
     "new_correlation_id",
     "parse_request",
@@ -189,14 +191,25 @@ class _Trail:
         self.fixture_args: dict[str, object] | None = None
 
 
-def dispatch(table: Table, name: object, args: object, *, confirmed: bool = False) -> Observation:
+def dispatch(
+    table: Table,
+    name: object,
+    args: object,
+    *,
+    confirmed: bool = False,
+    context: Mapping[str, object] | None = None,
+) -> Observation:
     """Run one call through the pipeline. Never raises for anything a caller sends.
 
     Refuses with ``invalid_request`` a name that is not exactly a ``str`` and
-    arguments that are not a mapping; with ``denied`` a tool that needs
+    arguments or a context that are not a mapping; with ``invalid_arguments``
+    arguments that name an injected parameter; with ``denied`` a tool that needs
     confirmation when ``confirmed`` is not true; see the module docstring for the rest.
+    ``context`` supplies the tool's injected parameters (a required one missing
+    is ``internal_error``: the caller's fault, not the model's).
     """
-    return _dispatch(table, name, args, _Trail() if table.sinks else None, confirmed)
+    trail = _Trail() if table.sinks else None
+    return _dispatch(table, name, args, trail, _Caller(confirmed, context))
 
 
 def dispatch_json(table: Table, text: str | bytes) -> Observation:
@@ -218,6 +231,40 @@ def dispatch_json(table: Table, text: str | bytes) -> Observation:
             _emit(table, trail, observation)
         return observation
     return _dispatch(table, request.name, request.args, trail)
+
+
+def dispatch_args_json(
+    table: Table,
+    name: object,
+    text: str | bytes,
+    *,
+    confirmed: bool = False,
+    context: Mapping[str, object] | None = None,
+) -> Observation:
+    """Parse a model's argument text (one JSON object) strictly, then :func:`dispatch` it.
+
+    The parser and limits of :func:`dispatch_json`; a refusal, or text that is
+    not an object, is ``invalid_request`` (recorded by the sinks like any call).
+    """
+    trail = _Trail() if table.sinks else None
+    try:
+        args = strict_loads(
+            text, max_bytes=table.limits.max_request_bytes, max_depth=table.limits.max_depth
+        )
+    except StrictJSONError as error:
+        args = InvalidRequest(str(error))
+    if type(args) is not dict:
+        refusal = (
+            args
+            if isinstance(args, InvalidRequest)
+            else InvalidRequest("the arguments must be a JSON object")
+        )
+        observation = Observation.from_error(refusal)
+        if trail is not None:
+            trail.tool = name[:128] if type(name) is str else None
+            _emit(table, trail, observation)
+        return observation
+    return _dispatch(table, name, args, trail, _Caller(confirmed, context))
 
 
 def parse_request(text: str | bytes, limits: TableLimits, *, recorded: bool = False) -> Request:
@@ -244,29 +291,42 @@ def parse_request(text: str | bytes, limits: TableLimits, *, recorded: bool = Fa
     return Request(name, args, observation)
 
 
+@final
+@dataclass(frozen=True, slots=True)
+class _Caller:
+    """What only the client decides for one call: its approval and the injected values."""
+
+    confirmed: bool = False
+    context: Mapping[str, object] | None = None
+
+
+_MODEL_ONLY: Final = _Caller()
+
+
 def _dispatch(
-    table: Table, name: object, args: object, trail: _Trail | None, confirmed: bool = False
+    table: Table, name: object, args: object, trail: _Trail | None, caller: _Caller = _MODEL_ONLY
 ) -> Observation:
     # The span names the tool only once the table knows it (never a caller-chosen string).
     known = name if type(name) is str and name in table.entries else None
     with tool_span(known) as otel:
-        observation = _dispatch_traced(table, name, args, trail, confirmed)
+        observation = _dispatch_traced(table, name, args, trail, caller)
         if observation.error is not None:
             otel.fail(observation.error.code)
     return observation
 
 
 def _dispatch_traced(
-    table: Table, name: object, args: object, trail: _Trail | None, confirmed: bool
+    table: Table, name: object, args: object, trail: _Trail | None, caller: _Caller
 ) -> Observation:
+    context = caller.context
     try:
-        observation = _stages(table, name, args, trail, confirmed)
+        observation = _stages(table, name, args, trail, caller)
     except TableError as error:
         observation = Observation.from_error(error)
     except BaseException as error:  # noqa: BLE001 - a fault of the dispatcher itself is never ok
         # Also reached by an explicit model's validator raising something unexpected.
         observation = _internal_error(
-            table.surface, _shown(name), error, _secrets_of(table, name, args)
+            table.surface, _shown(name), error, _secrets_of(table, name, args, context)
         )
     if trail is not None:
         _emit(table, trail, observation)
@@ -274,16 +334,21 @@ def _dispatch_traced(
 
 
 def _stages(
-    table: Table, name: object, args: object, trail: _Trail | None, confirmed: bool
+    table: Table, name: object, args: object, trail: _Trail | None, caller: _Caller
 ) -> Observation:
+    confirmed, context = caller.confirmed, caller.context
     name, args = _parse(name, args, trail)
+    if context is not None and not isinstance(context, Mapping):
+        raise InvalidRequest("context must be a mapping")
     entry = _look_up(table, name, args, trail)
+    _refuse_injected(entry.schema, args, trail)
     if entry.confirm and confirmed is not True:
         if trail is not None:
             trail.args = guards.record_copy(
                 redact_invalid(args, entry.schema.sensitive, entry.schema.accepted)
             )
         raise Denied(f"tool {_shown(name)} needs the client's confirmation")
+    args = _injected.merged(args, entry.schema.injected, context)
     kwargs = _validate(entry.schema, args, trail)
     secrets = sensitive_values(args, entry.schema.sensitive)
     if trail is not None:
@@ -316,6 +381,17 @@ def _look_up(table: Table, name: str, args: dict[str, object], trail: _Trail | N
             trail.args = guards.record_copy(redact_invalid(args, None, None))
         raise UnknownTool(f"no tool named {_shown(name)}")
     return entry
+
+
+def _refuse_injected(schema: ArgumentSchema, args: dict[str, object], trail: _Trail | None) -> None:
+    """Stage 2, continued: the model never names a parameter the caller supplies."""
+    sent = _injected.sent_by_model(args, schema.injected)
+    if sent:
+        if trail is not None:
+            trail.args = guards.record_copy(redact_invalid(args, schema.sensitive, schema.accepted))
+        raise InvalidArguments(
+            _ARGUMENTS_MESSAGE, tuple((name, _injected.SENT_BY_MODEL) for name in sent)
+        )
 
 
 def _validate(
@@ -420,12 +496,17 @@ def _tool_error(table: Table, name: str, message: str, secrets: tuple[str, ...])
     return Observation.failure(ToolError.code, message[: table.limits.max_message_chars])
 
 
-def _secrets_of(table: Table, name: object, args: object) -> tuple[str, ...]:
+def _secrets_of(
+    table: Table, name: object, args: object, context: Mapping[str, object] | None
+) -> tuple[str, ...]:
     """Best effort, for faults outside the call: the sensitive values of a known tool."""
     entry = table.entries.get(name) if type(name) is str else None
     if entry is None or not isinstance(args, Mapping):
         return ()
     try:
+        if isinstance(context, Mapping):
+            names = entry.schema.injected.names
+            args = {**args, **{k: v for k, v in context.items() if k in names}}
         return sensitive_values(args, entry.schema.sensitive)
     except Exception:  # noqa: BLE001 - scrubbing must not turn one fault into two
         return ()

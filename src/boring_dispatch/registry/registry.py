@@ -18,7 +18,6 @@ only shrinks. Surfaces share handlers, never tables.
 
 from __future__ import annotations
 
-import copy
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -33,18 +32,25 @@ from boring_dispatch.registry import pipeline
 from boring_dispatch.registry._synchronous import check_synchronous
 from boring_dispatch.registry.fixtures import Fixture, world_parts
 from boring_dispatch.registry.schema import build_schema
+from boring_dispatch.registry.tool_specs import (
+    SCHEMA_FORMATS,
+    SchemaFormat,
+    ToolSpec,
+    check_provider_name,
+    spec_of,
+)
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from boring_dispatch.observation import Observation
 
-__all__ = ["Audience", "Registry", "SchemaStyle", "Tool"]
+__all__ = ["Audience", "Registry", "SchemaStyle", "Tool", "ToolSpec"]
 
 #: Who a tool's result text is meant for, when a surface (MCP) shows text content.
 Audience = Literal["machine", "human", "both"]
-#: The prompt tool-list formats of :meth:`Registry.tool_schemas`.
-SchemaStyle = Literal["openai", "anthropic", "mcp"]
+#: The prompt tool-list formats of :meth:`Registry.tool_schemas` (see ``tool_specs``).
+SchemaStyle = SchemaFormat
 
 _NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _MAX_DESCRIPTION: Final = 4096
@@ -136,6 +142,7 @@ class Registry:
             _check_tool(tool_name, tool)
             schema = build_schema(tool_name, tool.handler, tool.args)
             _check_schema_text(tool_name, schema.json_schema)
+            check_provider_name(name, tool_name)
             if tool.enabled:
                 entries[tool_name] = pipeline.Entry(tool.handler, schema, tool.confirm is True)
                 kept[tool_name] = tool
@@ -182,7 +189,12 @@ class Registry:
         return self._names
 
     def dispatch(
-        self, name: str, args: Mapping[str, object] | None = None, *, confirmed: bool = False
+        self,
+        name: str,
+        args: Mapping[str, object] | None = None,
+        *,
+        confirmed: bool = False,
+        context: Mapping[str, object] | None = None,
     ) -> Observation:
         """Call one tool through the pipeline; ``None`` args mean ``{}``.
 
@@ -192,10 +204,36 @@ class Registry:
         Never raises for a bad name or bad arguments: every outcome, including
         an exception in the handler, is an :class:`Observation`. ``confirmed``
         is the client's approval of this one call, for tools built with
-        ``confirm=True`` (otherwise they are ``denied``).
+        ``confirm=True`` (otherwise they are ``denied``). ``context`` supplies
+        the tool's ``Injected`` parameters (which the model may not send).
         """
         return pipeline.dispatch(
-            self._table, name, {} if args is None else args, confirmed=confirmed
+            self._table,
+            name,
+            {} if args is None else args,
+            confirmed=confirmed,
+            context=context,
+        )
+
+    async def adispatch(
+        self,
+        name: str,
+        args: Mapping[str, object] | None = None,
+        *,
+        confirmed: bool = False,
+        context: Mapping[str, object] | None = None,
+    ) -> Observation:
+        """:meth:`dispatch` for asyncio callers: the same pipeline, in a worker thread.
+
+        The event loop never runs a handler (handlers are synchronous: async
+        ones are refused at build). Cancelling the awaiting task does not stop
+        a handler that has started: it runs to its end in its thread, and its
+        audit record is written; the observation is dropped.
+        """
+        import asyncio
+
+        return await asyncio.to_thread(
+            self.dispatch, name, args, confirmed=confirmed, context=context
         )
 
     def dispatch_json(self, text: str | bytes) -> Observation:
@@ -205,6 +243,41 @@ class Registry:
         :func:`boring_dispatch.registry.pipeline.dispatch_json`.
         """
         return pipeline.dispatch_json(self._table, text)
+
+    def dispatch_args_json(
+        self,
+        name: str,
+        text: str | bytes,
+        *,
+        confirmed: bool = False,
+        context: Mapping[str, object] | None = None,
+    ) -> Observation:
+        """Dispatch ``name`` with the model's argument text, parsed strictly.
+
+        ``text`` is the JSON object a framework hands over (``'{"job_id": 7}'``);
+        it is parsed with the parser of :meth:`dispatch_json` and its limits
+        (size before parsing, depth, duplicate keys, non-finite numbers): any
+        refusal, or a value that is not an object (the empty text included),
+        is ``invalid_request``.
+        """
+        return pipeline.dispatch_args_json(
+            self._table, name, text, confirmed=confirmed, context=context
+        )
+
+    def redacted_arguments(self, name: str, args: object) -> dict[str, object]:
+        """``args`` as records show them: sensitive and unknown members as ``"[redacted]"``.
+
+        For showing a call to a person (an approval prompt) without its secrets;
+        an unknown tool's arguments are redacted whole (the keys stay).
+        """
+        from boring_dispatch.observe.redact import redact_invalid
+
+        entry = self._table.entries.get(name) if type(name) is str else None
+        if not isinstance(args, Mapping):
+            return {}
+        if entry is None:
+            return redact_invalid(args, None, None)
+        return redact_invalid(args, entry.schema.sensitive, entry.schema.accepted)
 
     def restrict(self, names: Iterable[str]) -> Registry:
         """A table with only ``names``: the session policy, which can only shrink.
@@ -248,35 +321,34 @@ class Registry:
         world._init(table, tools)
         return world
 
-    def tool_schemas(self, style: SchemaStyle) -> list[dict[str, object]]:
+    def tool_specs(self) -> tuple[ToolSpec, ...]:
+        """One frozen record per tool, sorted by name (fresh copies on every call)."""
+        return tuple(
+            spec_of(
+                tool_name,
+                self._tools[tool_name].description,
+                self._tools[tool_name].audience,
+                self._table.entries[tool_name],
+            )
+            for tool_name in self._names
+        )
+
+    def tool_schemas(self, style: SchemaFormat) -> list[dict[str, object]]:
         """The prompt tool list, from the same table the dispatcher uses (fresh copies).
 
-        ``openai``: ``{"type": "function", "function": {"name", "description",
-        "parameters"}}`` (Chat Completions); ``anthropic``: ``{"name",
-        "description", "input_schema"}``; ``mcp``: ``{"name", "description",
-        "inputSchema"}``.
+        ``chat_completions`` (or ``openai``): ``{"type": "function", "function":
+        {"name", "description", "parameters"}}``; ``responses``: ``{"type":
+        "function", "name", "description", "parameters"}`` (Responses API,
+        Agents SDK); ``anthropic``: ``{"name", "description", "input_schema"}``;
+        ``mcp``: ``{"name", "description", "inputSchema"}``. Injected parameters
+        are in none of them.
 
         Raises:
             ValueError: an unknown style.
         """
-        if style not in ("openai", "anthropic", "mcp"):
+        if style not in SCHEMA_FORMATS:
             raise ValueError(f"unknown schema style {style!r}")
-        listed: list[dict[str, object]] = []
-        for tool_name in self._names:
-            description = self._tools[tool_name].description
-            schema = copy.deepcopy(dict(self._table.entries[tool_name].schema.json_schema))
-            if style == "openai":
-                function = {"name": tool_name, "description": description, "parameters": schema}
-                listed.append({"type": "function", "function": function})
-            elif style == "anthropic":
-                listed.append(
-                    {"name": tool_name, "description": description, "input_schema": schema}
-                )
-            else:
-                listed.append(
-                    {"name": tool_name, "description": description, "inputSchema": schema}
-                )
-        return listed
+        return [spec.tool_schema(style) for spec in self.tool_specs()]
 
 
 def _check_name(kind: str, name: object) -> None:

@@ -91,7 +91,13 @@ class ReplayReport:
 
 
 def replay_lines(registry: Registry, lines: Iterable[str | bytes]) -> Iterator[ReplayLine]:
-    """Replay trace lines one by one (lazily: a CLI can print as it goes)."""
+    """Replay trace lines one by one (lazily: a CLI can print as it goes).
+
+    A recorded call of a tool with ``Injected`` parameters holds their values
+    (the placeholder where they are sensitive): they are given back as the
+    call's ``context``, as the caller gave them, not as the model's arguments.
+    """
+    injected = {spec.name: frozenset(spec.injected) for spec in registry.tool_specs()}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -101,7 +107,10 @@ def replay_lines(registry: Registry, lines: Iterable[str | bytes]) -> Iterator[R
             refused = Observation.from_error(error).to_dict()
             yield ReplayLine(number, None, _as_json(refused), None, malformed=True)
             continue
-        observation = registry.dispatch(request.name, request.args)
+        names = injected.get(request.name, frozenset())
+        args = {k: v for k, v in request.args.items() if k not in names}
+        context = {k: v for k, v in request.args.items() if k in names}
+        observation = registry.dispatch(request.name, args, context=context)
         envelope = _as_json(observation.to_dict())
         yield ReplayLine(number, request.name, envelope, request.observation, malformed=False)
 

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Final, cast, final
 
 from boring_dispatch.errors import InvalidArguments, RegistryInvalid
 from boring_dispatch.observe.redact import PLACEHOLDER, SensitiveNode
+from boring_dispatch.registry import injected as _injected
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, GetCoreSchemaHandler, TypeAdapter, ValidationError
@@ -108,6 +109,8 @@ class ArgumentSchema:
     #: The handler's own defaults of optional parameters (signature-derived schemas only):
     #: what a call that leaves them out gets, for the canonical arguments of a fixture.
     defaults: Mapping[str, object] = field(default_factory=dict)
+    #: The parameters the caller supplies (``Injected``): never in ``json_schema``.
+    injected: _injected.InjectedNames = field(default_factory=_injected.InjectedNames)
 
 
 def build_schema(
@@ -139,9 +142,17 @@ def build_schema(
                 for p in signature.parameters.values()
                 if p.default is not p.empty and p.name not in bound
             }
-            return replace(_schema(tool_name, adapter, None), defaults=defaults)
-        adapter = _from_model(tool_name, signature, bound, model)
-        return _schema(tool_name, adapter, _fields)
+            to_kwargs = None
+        else:
+            adapter = _from_model(tool_name, signature, bound, model)
+            to_kwargs = _fields
+            defaults = {}
+        injected = _injected.find_injected(tool_name, signature, bound, model)
+        _injected.check_markers(tool_name, adapter.core_schema, injected)
+        schema = _schema(tool_name, adapter, to_kwargs, injected)
+        # What the model leaves out gets these: injected values are the caller's, not defaults.
+        defaults = {k: v for k, v in defaults.items() if k not in injected.names}
+        return replace(schema, defaults=defaults) if defaults else schema
     except (
         pydantic.PydanticUserError,
         pydantic.PydanticSchemaGenerationError,
@@ -248,6 +259,7 @@ def _schema(
     tool_name: str,
     adapter: TypeAdapter[Any],
     to_kwargs: Callable[[object], dict[str, object]] | None,
+    injected: _injected.InjectedNames,
 ) -> ArgumentSchema:
     import pydantic
 
@@ -260,6 +272,7 @@ def _schema(
     sensitive = walk.tree(adapter.core_schema)
     json_schema = adapter.json_schema(schema_generator=_generator(walk))
     _drop_examples_of_secrets(json_schema)
+    json_schema = _injected.strip_injected(json_schema, injected)
     # The core validator itself (TypeAdapter.validator): its wrapper costs a microsecond a call.
     validate_json = functools.partial(adapter.validator.validate_json, strict=True, extra="forbid")
     return ArgumentSchema(
@@ -268,6 +281,7 @@ def _schema(
         sensitive=sensitive,
         accepted=walk.top_keys(adapter.core_schema),
         unknown=_extras(validate_json, pydantic.ValidationError),
+        injected=injected,
     )
 
 

@@ -22,21 +22,40 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable, Mapping
 from importlib import import_module
 from importlib.machinery import PathFinder
 from importlib.util import find_spec, module_from_spec
 from pathlib import Path
 from types import ModuleType
-from typing import Final
+from typing import Final, cast
 
 from boring_dispatch.errors import RegistryInvalid
 from boring_dispatch.registry.registry import Registry
 
-__all__ = ["load_registry"]
+__all__ = ["load_context", "load_registry"]
 
 _IDENTIFIER: Final = r"[A-Za-z_][A-Za-z0-9_]*"
 _SPEC: Final = re.compile(rf"(?P<module>{_IDENTIFIER}(?:\.{_IDENTIFIER})*):(?P<name>{_IDENTIFIER})")
 _MAX_SPEC: Final = 256
+
+
+def load_context(spec: str) -> Callable[[], Mapping[str, object]]:
+    """``--context pkg.module:NAME``: the operator's function that supplies injected arguments.
+
+    Loaded like :func:`load_registry`; the function is called with no
+    arguments for every call and returns a mapping (for example, secrets read
+    from the environment or a vault), from which each tool takes only the
+    names it marks ``Injected``.
+
+    Raises:
+        RegistryInvalid: the spec is malformed, the module cannot be imported,
+            it has no such top-level name, or the object is not callable.
+    """
+    function = _load_object(spec, "context")
+    if not callable(function) or isinstance(function, type):
+        raise RegistryInvalid(f"{spec[:80]} is a {type(function).__name__}, not a function")
+    return cast("Callable[[], Mapping[str, object]]", function)
 
 
 def load_registry(spec: str) -> Registry:
@@ -52,25 +71,31 @@ def load_registry(spec: str) -> Registry:
             imported or raises while importing; it has no such top-level name;
             or the object is not a :class:`Registry`.
     """
+    registry = _load_object(spec, "registry")
+    if not isinstance(registry, Registry):
+        module_name, _, name = spec.partition(":")
+        raise RegistryInvalid(
+            f"{module_name}:{name} is a {type(registry).__name__}, not a boring_dispatch Registry"
+        )
+    return registry
+
+
+def _load_object(spec: str, kind: str) -> object:
+    """The module-level object ``NAME`` of ``pkg.module``, read from the module's namespace."""
     match = _SPEC.fullmatch(spec) if len(spec) <= _MAX_SPEC else None
     if match is None:
-        raise RegistryInvalid(f"registry spec {spec[:80]!r} must look like pkg.module:NAME")
+        raise RegistryInvalid(f"{kind} spec {spec[:80]!r} must look like pkg.module:NAME")
     module_name, name = match["module"], match["name"]
     try:
         module = _import(module_name)
     except Exception as error:  # any failure of the operator's module is reported
         raise RegistryInvalid(
-            f"cannot import {module_name!r} for the registry: {type(error).__name__}: {error}"
+            f"cannot import {module_name!r} for the {kind}: {type(error).__name__}: {error}"
         ) from error
     namespace = vars(module)
     if name not in namespace:
         raise RegistryInvalid(f"module {module_name!r} has no top-level name {name!r}")
-    registry = namespace[name]
-    if not isinstance(registry, Registry):
-        raise RegistryInvalid(
-            f"{module_name}:{name} is a {type(registry).__name__}, not a boring_dispatch Registry"
-        )
-    return registry
+    return namespace[name]
 
 
 def _import(module_name: str) -> ModuleType:

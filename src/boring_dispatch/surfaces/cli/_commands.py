@@ -100,6 +100,11 @@ def _parser(command: str) -> argparse.ArgumentParser:
         )
         parser.add_argument("--database", metavar="URL", help="with --surface: the deployed table")
         parser.add_argument("--surface", metavar="NAME")
+        parser.add_argument(
+            "--context",
+            metavar="pkg.module:NAME",
+            help="registry: a function returning the injected arguments of each call",
+        )
     return parser
 
 
@@ -245,6 +250,7 @@ def _mcp(options: argparse.Namespace) -> int:
         run_as=options.run_as,
         callers=options.callers,
         deployed=_deployed(options),
+        context=options.context,
     )
 
 

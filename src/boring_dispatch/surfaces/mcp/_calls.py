@@ -19,7 +19,7 @@ never the caller's raw strings, and a span's status is a code, never text.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -31,6 +31,7 @@ from boring_dispatch.errors import (
     RouteError,
     RuntimeMisconfigured,
 )
+from boring_dispatch.observation import Observation
 from boring_dispatch.observe.trace import Span, write_span
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
 from boring_dispatch.repository.projection import parse_projection
@@ -255,20 +256,61 @@ def bound_callers(repository: Repository, callers: Iterable[str]) -> frozenset[s
 
 
 class TableCalls:
-    """The tools of one Python table, each call through ``Registry.dispatch``."""
+    """The tools of one Python table, each call through ``Registry.dispatch``.
 
-    __slots__ = ("_registry",)
+    ``context`` is the operator's function (``--context``) that supplies the
+    injected arguments; it is called once per call, in the call's thread.
+    """
 
-    def __init__(self, registry: Registry) -> None:
+    __slots__ = ("_context", "_registry")
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        context: Callable[[], Mapping[str, object]] | None = None,
+    ) -> None:
         self._registry = registry
+        self._context = context
 
     def tool_schemas(self) -> list[dict[str, object]]:
         """The table's tools with their own schemas and descriptions (``tool_schemas("mcp")``)."""
         return self._registry.tool_schemas("mcp")
 
-    def call(self, name: str, arguments: Mapping[str, object] | None) -> ToolOutcome:
-        """Dispatch one call; unknown names and bad arguments are observations too."""
-        observation = self._registry.dispatch(name, arguments)  # never raises
+    def needs_confirmation(self, name: str) -> bool:
+        """Whether ``name`` is an enabled tool built with ``confirm=True``."""
+        tool = self._registry.tools.get(name)
+        return tool is not None and tool.confirm is True
+
+    def shown_arguments(self, name: str, arguments: Mapping[str, object] | None) -> str:
+        """The call's arguments for an approval prompt: JSON, sensitive values redacted."""
+        import json
+
+        redacted = self._registry.redacted_arguments(name, arguments or {})
+        try:
+            return json.dumps(redacted, ensure_ascii=False, sort_keys=True)
+        except (TypeError, ValueError):
+            return "(arguments that are not JSON)"
+
+    def call(
+        self, name: str, arguments: Mapping[str, object] | None, *, confirmed: bool = False
+    ) -> ToolOutcome:
+        """Dispatch one call; unknown names and bad arguments are observations too.
+
+        ``confirmed`` is a person's approval of this one call, asked through
+        MCP elicitation; the model's arguments can never confirm.
+        """
+        try:
+            context = None if self._context is None else self._context()
+        except Exception as error:  # noqa: BLE001 - the operator's function failed: no call
+            correlation_id = _log_internal_error(error)
+            observation = Observation.failure(
+                "internal_error", "internal error", correlation_id=correlation_id
+            )
+        else:
+            observation = self._registry.dispatch(
+                name, arguments, confirmed=confirmed, context=context
+            )
         tool = self._registry.tools.get(name)
         # An unknown tool has no audience bit: its refusal stays in the structured result.
         audience = "machine" if tool is None else tool.audience

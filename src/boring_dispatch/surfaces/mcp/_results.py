@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from typing import Final
 
 from boring_dispatch.errors import RouteError
+from boring_dispatch.observation import RETRYABLE_CODES
 from boring_dispatch.records import ExecutionResult, Route, RouteRequest
 
 __all__ = [
+    "META_CODE",
+    "META_RETRYABLE",
     "SHOWN_AUDIENCES",
     "TRACE_ID_META_KEY",
     "ToolOutcome",
@@ -37,6 +40,9 @@ __all__ = [
 SHOWN_AUDIENCES: Final = frozenset({"human", "both"})
 #: The result's ``_meta`` key that carries the call's trace id (reverse DNS, ours).
 TRACE_ID_META_KEY: Final = "dev.boring-dispatch/trace_id"
+#: The result's ``_meta`` keys: the outcome code, and whether other arguments can help.
+META_CODE: Final = "boring-dispatch/code"
+META_RETRYABLE: Final = "boring-dispatch/retryable"
 _MACHINE_ONLY: Final[Mapping[str, str]] = {"stdout": "machine", "stderr": "machine"}
 
 
@@ -50,10 +56,16 @@ class ToolOutcome:
     is_error: bool
     #: The call's trace id, also sent in the result's ``_meta`` (``None``: not traced).
     trace_id: str | None = None
+    #: The result's ``_meta``: the code (``ok`` or the error code) for clients that only
+    #: read ``isError``, and, for a table call, whether a retry with other arguments can help.
+    meta: dict[str, object] | None = None
 
-    def meta(self) -> dict[str, object] | None:
-        """The result's ``_meta``: the trace id under :data:`TRACE_ID_META_KEY`, or ``None``."""
-        return None if self.trace_id is None else {TRACE_ID_META_KEY: self.trace_id}
+    def wire_meta(self) -> dict[str, object] | None:
+        """The result's ``_meta`` as sent: :attr:`meta` and the trace id, or ``None``."""
+        out = dict(self.meta or {})
+        if self.trace_id is not None:
+            out[TRACE_ID_META_KEY] = self.trace_id
+        return out or None
 
 
 def display_texts(stdout: str, stderr: str, audiences: Mapping[str, str]) -> tuple[str, ...]:
@@ -154,7 +166,11 @@ def error_outcome(
     if trace_id is not None:
         dispatcher["trace_id"] = trace_id
     return ToolOutcome(
-        structured=_result(dispatcher), texts=("",), is_error=True, trace_id=trace_id
+        structured=_result(dispatcher),
+        texts=("",),
+        is_error=True,
+        trace_id=trace_id,
+        meta={META_CODE: error.code, META_RETRYABLE: False},
     )
 
 
@@ -167,8 +183,12 @@ def table_outcome(observation: Mapping[str, object], text: str, audience: str) -
         audience: the tool's audience bit; ``machine`` for an unknown tool.
     """
     shown = audience in SHOWN_AUDIENCES and bool(text)
+    error = observation.get("error")
+    code = error.get("code") if isinstance(error, Mapping) else None
+    code = code if type(code) is str else "ok"
     return ToolOutcome(
         structured={"result": dict(observation)},
         texts=(text,) if shown else ("",),
         is_error=observation.get("ok") is not True,
+        meta={META_CODE: code, META_RETRYABLE: code in RETRYABLE_CODES},
     )

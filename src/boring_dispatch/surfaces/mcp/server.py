@@ -61,6 +61,7 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     run_as: str | None = None,
     callers: Sequence[str] | None = None,
     deployed: tuple[str, str] | None = None,
+    context: str | None = None,
 ) -> int:
     """Serve one table over MCP on stdin/stdout until the client goes away.
 
@@ -73,6 +74,8 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     top-level skills it may act for; without it, any discoverable top-level
     skill a model names is accepted. ``deployed`` (``(surface, database URL)``,
     registry only) serves the surface's deployed rows of the table instead.
+    ``context`` (registry only, ``pkg.module:NAME``) names the function that
+    supplies the injected arguments of every call.
 
     Returns:
         0 when the session ended.
@@ -82,14 +85,17 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
             repository configuration is invalid, the timeout is not a number of
             seconds in (0, 604800], ``run_as`` names no user or group or is
             given with a registry, a ``callers`` entry is not a discoverable
-            top-level skill, or ``callers`` came with a registry.
-        RegistryInvalid: the registry spec cannot be loaded.
+            top-level skill, ``callers`` came with a registry, or ``context``
+            came with a repository.
+        RegistryInvalid: the registry or context spec cannot be loaded.
     """
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls, bound_callers
 
     backend: RepositoryCalls | TableCalls
     if deployed is not None and registry is None:
         raise RuntimeMisconfigured("--database and --surface apply to a table (--registry) only")
+    if context is not None and registry is None:
+        raise RuntimeMisconfigured("--context supplies a Python table (--registry) only")
     if config is not None and registry is None:
         from boring_dispatch.process._admission import limits_problem
         from boring_dispatch.process.run_as import with_run_as
@@ -107,7 +113,7 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     elif callers is not None:
         raise RuntimeMisconfigured("--caller binds a repository server (--config) only")
     elif registry is not None and config is None:
-        from boring_dispatch.registry.spec import load_registry
+        from boring_dispatch.registry.spec import load_context, load_registry
 
         if run_as is not None:
             # A Python table runs its tools in this process: there is no child to switch.
@@ -118,7 +124,8 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
             from boring_dispatch.registry.deployed import load_deployed
 
             table = load_deployed(table, surface=deployed[0], database=deployed[1])
-        backend = TableCalls(table)
+        supplier = None if context is None else load_context(context)
+        backend = TableCalls(table, context=supplier)
     else:
         raise RuntimeMisconfigured("dispatcher mcp needs exactly one of --config or --registry")
     _end_gateways_on_signals()
@@ -165,6 +172,7 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
     from mcp.server.lowlevel import Server
 
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
+    from boring_dispatch.surfaces.mcp._elicit import ask_person
     from boring_dispatch.surfaces.mcp._telemetry import traced_call
 
     # Launches (and table calls) hold a slot until their work has really ended.
@@ -177,7 +185,7 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
         return listing
 
     async def call_tool(
-        ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
+        ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
         outcome: ToolOutcome
         repository = isinstance(backend, RepositoryCalls)
@@ -198,8 +206,14 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
                 finally:
                     forget_cancelled(trace_id)
             else:
+                confirmed = False
+                if backend.needs_confirmation(params.name):
+                    shown_args = backend.shown_arguments(params.name, params.arguments)
+                    confirmed = await ask_person(ctx, params.name, shown_args)
                 async with slots:
-                    run = functools.partial(backend.call, params.name, params.arguments)
+                    run = functools.partial(
+                        backend.call, params.name, params.arguments, confirmed=confirmed
+                    )
                     outcome = await _in_thread_to_the_end(run, None)
             traced.finish(outcome)
         return _call_tool_result(outcome)
@@ -298,7 +312,7 @@ def _call_tool_result(outcome: ToolOutcome) -> mcp_types.CallToolResult:
         content=[types.TextContent(text=text) for text in outcome.texts],
         structured_content=outcome.structured,
         is_error=outcome.is_error,
-        _meta=outcome.meta(),
+        _meta=outcome.wire_meta(),
     )
 
 
