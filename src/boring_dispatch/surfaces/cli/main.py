@@ -259,7 +259,7 @@ def _run_invocation(options: _Invocation) -> int:
 
         limits = with_run_as(limits, options.run_as)
     data = _read_stdin(limits.max_stdin_bytes) if options.stdin else None
-    route = repository.resolve(request)
+    route = repository.resolve_live(request)
     for warning in route.warnings:
         subject = f" [{warning.subject}]" if warning.subject else ""
         sys.stderr.write(f"warning: {warning.code}: {warning.message}{subject}\n")

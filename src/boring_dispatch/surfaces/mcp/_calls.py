@@ -164,7 +164,7 @@ class RepositoryCalls:
             return error_outcome(error, request=request, trace_id=traced, route=route)
         except BaseException as error:  # noqa: BLE001 - a worker thread: never a signal
             return _internal_outcome(error, clock, traced, route, request)
-        return Launch(self, route, stdin, trace_id, clock)
+        return Launch(self, route, request, stdin, trace_id, clock)
 
     def _check_caller(self, caller: str) -> None:
         """Refuse a caller this server is not bound to act for (exact string match)."""
@@ -176,7 +176,7 @@ class RepositoryCalls:
     def _resolve(self, request: RouteRequest, trace_id: str) -> Route:
         clock = _Clock()
         try:
-            route = self._repository.resolve(request)
+            route = self._repository.resolve_live(request)
         except RouteError as error:
             clock.span("dispatcher.resolve", trace_id, error.code, None)
             raise
@@ -195,6 +195,7 @@ class Launch:
 
     calls: RepositoryCalls
     route: Route
+    request: RouteRequest
     stdin: bytes | None
     trace_id: str
     clock: _Clock
@@ -206,7 +207,7 @@ class Launch:
             run = self.calls._launch(route, self.stdin, trace_id)  # noqa: SLF001 - its own owner
         except RouteError as error:
             clock.span("mcp.tool_call", trace_id, error.code, route)
-            return error_outcome(error, request=None, trace_id=trace_id, route=route)
+            return error_outcome(error, request=self.request, trace_id=trace_id, route=route)
         except BaseException as error:  # noqa: BLE001 - a worker thread: never a signal
             return _internal_outcome(error, clock, trace_id, route, None)
         clock.span("mcp.tool_call", trace_id, _run_status(run), route)
