@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from boring_dispatch.errors import SetupBusy, SetupManaged, SetupRequired
 from boring_dispatch.repository.gate import GateCall
 from boring_dispatch.repository.load.lookup import ModuleLoader
-from boring_dispatch.setup import service
 from boring_dispatch.setup.classify import classify
-from boring_dispatch.setup.closure import check_not_setup_key, load_closure
-from boring_dispatch.setup.ledger.store import Ledger
-from boring_dispatch.setup.status import ClosureStatus
+
+if TYPE_CHECKING:
+    from boring_dispatch.setup.ledger.store import Ledger
+    from boring_dispatch.setup.status import ClosureStatus
 
 __all__ = ["LedgerGate"]
 
@@ -46,9 +46,14 @@ class LedgerGate:
         found = classify(call.caller, call.target, call.ancestry)
         if found.kind == "bypass":
             return
+        # Loaded past this point only: an unmanaged call imports nothing of the ledger.
+        from boring_dispatch.setup.closure import check_not_setup_key, load_closure
+
         check_not_setup_key(call.target, call.export)
         if found.kind == "unmanaged" or found.setup is None:
             return
+        from boring_dispatch.setup import service
+
         terminal = call.ancestry[-1].module_id
         if found.kind in ("setup_export", "teardown_export"):
             raise SetupManaged(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from boring_dispatch._value import value
-from boring_dispatch.setup.closure import SetupNode
-from boring_dispatch.setup.ledger.ops import SetupRecord
+
+if TYPE_CHECKING:
+    from boring_dispatch.setup.closure import SetupNode
+    from boring_dispatch.setup.ledger.ops import SetupRecord
 
 __all__ = ["ClosureStatus", "StepState", "step_states"]
 
