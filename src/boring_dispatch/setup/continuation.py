@@ -7,6 +7,7 @@ and version as ``resume`` (compact, sorted JSON text).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Final
 
 from boring_dispatch.errors import SetupRefusal
@@ -27,13 +28,13 @@ def resume_text(caller: str, interface: str, version: int | None) -> str:
     )
 
 
-def manager_call(caller: str, route: str, options: dict[str, object]) -> dict[str, object]:
+def manager_call(caller: str, route: str, options: Mapping[str, object]) -> dict[str, object]:
     """A complete projection of the manager route ``route`` for ``caller``."""
     return {
         "caller": caller,
         "interface": f"{MANAGER_MODULE}.interface.{route}",
         "version": MANAGER_VERSION,
-        "arguments": {"positionals": [], "options": options, "stdin": None},
+        "arguments": {"positionals": [], "options": dict(options), "stdin": None},
         "dry_run": False,
     }
 

@@ -26,9 +26,11 @@ __all__ = [
     "active_flow",
     "append_event",
     "claim_step",
+    "clear_setups",
     "create_flow",
     "flow_by_id",
     "lease_owner",
+    "mark_setups",
     "new_flow_id",
     "read_setups",
     "recover_busy",
@@ -284,6 +286,27 @@ def recover_busy(tx: Tx, flow: Flow) -> bool:
     )
     append_event(tx, "flow_abandoned", flow=flow.flow_id, setup=flow.root)
     return True
+
+
+def mark_setups(tx: Tx, setup_ids: Sequence[str], state: str, *, only_ready: bool) -> list[str]:
+    """Set ``state`` on the existing rows of ``setup_ids`` (only ``ready`` ones if asked)."""
+    changed: list[str] = []
+    now = time.time()
+    for setup_id in setup_ids:
+        row = tx.one("SELECT state FROM setups WHERE id = ?", setup_id)
+        if row is None or (only_ready and row[0] != "ready"):
+            continue
+        tx.run("UPDATE setups SET state = ?, updated_at = ? WHERE id = ?", state, now, setup_id)
+        append_event(tx, f"setup_{state}", setup=setup_id)
+        changed.append(setup_id)
+    return changed
+
+
+def clear_setups(tx: Tx, setup_ids: Sequence[str]) -> None:
+    """Forget the records of ``setup_ids`` (after their teardown)."""
+    for setup_id in setup_ids:
+        tx.run("DELETE FROM setups WHERE id = ?", setup_id)
+        append_event(tx, "setup_cleared", setup=setup_id)
 
 
 def _require_pending(flow: Flow) -> None:

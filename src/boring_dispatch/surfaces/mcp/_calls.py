@@ -35,6 +35,7 @@ from boring_dispatch.observe.trace import Span, write_span
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
 from boring_dispatch.repository.projection import parse_projection
 from boring_dispatch.repository.repository import Repository, dry_run_payload
+from boring_dispatch.surfaces.mcp._manager import is_manager_call, manager_outcome
 from boring_dispatch.surfaces.mcp._results import (
     ToolOutcome,
     dry_run_outcome,
@@ -153,6 +154,11 @@ class RepositoryCalls:
             projection = parse_projection(arguments, host=True, tier=tier)
             self._check_caller(projection.request.caller)
             request = projection.request
+            if is_manager_call(request):
+                traced = None if projection.dry_run else traced
+                return manager_outcome(
+                    self._repository, request, arguments, tier=tier, dry_run=projection.dry_run
+                )
             if projection.dry_run:
                 traced = None
                 route = self._repository.resolve(projection.request)
