@@ -67,6 +67,10 @@ class _Invocation:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "setup":
+        from boring_dispatch.surfaces.cli._setup import run as run_setup
+
+        return run_setup(args[1:])
     if args and args[0] in _SUBCOMMANDS:
         from boring_dispatch.surfaces.cli import _commands as _cli_commands
 
@@ -81,7 +85,7 @@ def _invocation_parser() -> argparse.ArgumentParser:
         prog="dispatcher",
         allow_abbrev=False,
         description="Resolve, authorize and run one exported interface of a blueprint repository.",
-        epilog="subcommands: dispatcher {names,replay,describe,mcp} --help",
+        epilog="subcommands: dispatcher {names,replay,describe,mcp,setup} --help",
     )
     once = _once_action()
     parser.add_argument(

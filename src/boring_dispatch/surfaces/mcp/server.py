@@ -53,13 +53,14 @@ _REPOSITORY_INSTRUCTIONS: Final = (
 )
 
 
-def serve(
+def serve(  # noqa: PLR0913 - keyword-only options of one command
     *,
     config: str | None,
     registry: str | None,
     timeout_s: float | None = None,
     run_as: str | None = None,
     callers: Sequence[str] | None = None,
+    ledger: str | None = None,
 ) -> int:
     """Serve one table over MCP on stdin/stdout until the client goes away.
 
@@ -70,7 +71,8 @@ def serve(
     limit) and ``run_as`` (``USER[:GROUP]`` every gateway runs as) apply to a
     repository only. ``callers`` (repository only) binds the server to the
     top-level skills it may act for; without it, any discoverable top-level
-    skill a model names is accepted.
+    skill a model names is accepted. ``ledger`` (repository only) names the
+    setup ledger (``postgresql://...`` or a SQLite file path).
 
     Returns:
         0 when the session ended.
@@ -97,7 +99,7 @@ def serve(
         problem = limits_problem(limits)
         if problem is not None:
             raise RuntimeMisconfigured(f"execution limits are out of range: {problem}")
-        repository = Repository.open(config)
+        repository = Repository.open(config, ledger=ledger)
         bound = None if callers is None else bound_callers(repository, callers)
         backend = RepositoryCalls(repository, limits, callers=bound)
     elif callers is not None:
