@@ -1,8 +1,7 @@
-"""A whole managed-setup flow over MCP with the official SDK client, continuations sent unchanged."""
+"""A whole managed-setup flow over MCP with the SDK client; continuations sent unchanged."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
