@@ -50,3 +50,20 @@ def tiny_fs(tmp_path: Path) -> Iterator[Path]:
     finally:
         # Lazy: a descriptor a failed test left open must not leave the mount behind.
         subprocess.run([umount, "-l", str(directory)], timeout=10, check=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[object]:
+    """One throwaway PostgreSQL for the session (``tests/kits/postgres.py``)."""
+    from kits.postgres import start_postgres
+
+    yield from start_postgres()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: object) -> str:
+    """A fresh database on the throwaway server, as a ``postgresql://`` URL."""
+    from kits.postgres import PostgresServer
+
+    assert isinstance(postgres_server, PostgresServer)
+    return postgres_server.new_database()
