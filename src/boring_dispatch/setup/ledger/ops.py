@@ -37,12 +37,27 @@ __all__ = [
     "recover_step",
     "renew_step",
     "settle_step",
+    "step_lease_s",
 ]
 
 #: A flow's lease: renewed by every manager route on the flow; expired, ``recover-busy`` frees it.
 FLOW_LEASE_S: Final = 900.0
 #: A running Python step's lease: renewed while its runner lives.
 STEP_LEASE_S: Final = 30.0
+#: Overrides :data:`STEP_LEASE_S` (seconds, 0.2 to 3600): a shorter lease frees a dead
+#: runner's step sooner, at the cost of more renewals.
+LEASE_ENV: Final = "BORING_DISPATCH_SETUP_LEASE_S"
+
+
+def step_lease_s() -> float:
+    """The step lease length: :data:`LEASE_ENV` when valid, else :data:`STEP_LEASE_S`."""
+    raw = os.environ.get(LEASE_ENV, "")
+    try:
+        chosen = float(raw) if raw else STEP_LEASE_S
+    except ValueError:
+        return STEP_LEASE_S
+    return chosen if 0.2 <= chosen <= 3600.0 else STEP_LEASE_S
+
 
 _FLOW_COLUMNS: Final = (
     "id, root, state, steps, current, step_state, resume, lease_owner, lease_expires_at,"
@@ -180,7 +195,7 @@ def claim_step(tx: Tx, flow: Flow, owner: str) -> None:
         "UPDATE flows SET step_state = 'running', lease_owner = ?, lease_expires_at = ?,"
         " updated_at = ? WHERE id = ? AND state = 'active' AND step_state = 'pending'",
         owner,
-        now + STEP_LEASE_S,
+        now + step_lease_s(),
         now,
         flow.flow_id,
     )
@@ -199,7 +214,7 @@ def renew_step(tx: Tx, flow_id: str, owner: str) -> bool:
         return False
     tx.run(
         "UPDATE flows SET lease_expires_at = ?, updated_at = ? WHERE id = ?",
-        now + STEP_LEASE_S,
+        now + step_lease_s(),
         now,
         flow_id,
     )

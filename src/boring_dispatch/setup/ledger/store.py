@@ -10,6 +10,7 @@ flow row locked). Any database failure becomes
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, Protocol
 
@@ -87,11 +88,14 @@ class Tx:
 class Ledger:
     """The durable state of setups and flows, reached only through :meth:`transaction`."""
 
-    __slots__ = ("_backend", "_connection")
+    __slots__ = ("_backend", "_connection", "_lock")
 
     def __init__(self, backend: Backend) -> None:
         self._backend = backend
         self._connection: object | None = None
+        # One connection per ledger: threads of one process take turns (other
+        # processes and hosts are serialized by the database's own lock).
+        self._lock = threading.RLock()
 
     @property
     def backend_name(self) -> str:
@@ -99,6 +103,12 @@ class Ledger:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Tx]:
+        """See :meth:`_transaction`; one thread at a time."""
+        with self._lock, self._transaction() as tx:
+            yield tx
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Tx]:
         """One write transaction; committed when the block ends, rolled back on any error.
 
         Raises:
@@ -129,6 +139,10 @@ class Ledger:
                 self._fail(error)
 
     def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self._connection is not None:
             with contextlib.suppress(BaseException):
                 self._backend.close(self._connection)
@@ -146,10 +160,10 @@ class Ledger:
             self._fail(error)
         self._connection = connection
         try:
-            with self.transaction() as tx:
+            with self._transaction() as tx:
                 _migrate(tx, backend)
         except BaseException:
-            self.close()
+            self._close()
             raise
         return connection
 
@@ -158,7 +172,7 @@ class Ledger:
             raise error
         if not self._backend.is_database_error(error) and not isinstance(error, OSError):
             raise error
-        self.close()
+        self._close()
         raise SetupUnavailable(
             f"the setup ledger is unavailable ({self._backend.name}: {type(error).__name__})"
         ) from None

@@ -10,7 +10,7 @@ the step back after it expired), nothing is settled.
 from __future__ import annotations
 
 import threading
-from typing import Final, Literal
+from typing import Literal
 
 from boring_dispatch.errors import RouteError, SetupFlowRefused
 from boring_dispatch.records import ExecutionResult, RouteRequest
@@ -21,9 +21,6 @@ from boring_dispatch.setup.ledger.store import Ledger
 from boring_dispatch.setup.names import MANAGER_MODULE
 
 __all__ = ["run_python_step"]
-
-#: Renew the step lease this often (a third of its length).
-_RENEW_EVERY_S: Final = ops.STEP_LEASE_S / 3
 
 
 def run_python_step(
@@ -38,7 +35,10 @@ def run_python_step(
     with ledger.transaction() as tx:
         ops.claim_step(tx, ops.flow_by_id(tx, flow.flow_id), owner)
     stop = threading.Event()
-    renewer = threading.Thread(target=_renew, args=(ledger, flow.flow_id, owner, stop), daemon=True)
+    every = ops.step_lease_s() / 3  # renew at a third of the lease
+    renewer = threading.Thread(
+        target=_renew, args=(ledger, flow.flow_id, owner, stop, every), daemon=True
+    )
     renewer.start()
     result: ExecutionResult | None = None
     try:
@@ -54,7 +54,7 @@ def run_python_step(
         result = None
     finally:
         stop.set()
-        renewer.join(timeout=_RENEW_EVERY_S + 5)
+        renewer.join(timeout=every + 5)
     outcome: Literal["ready", "failed"] = "ready" if result is not None and result.ok else "failed"
     with ledger.transaction() as tx:
         current = ops.flow_by_id(tx, flow.flow_id)
@@ -66,8 +66,8 @@ def run_python_step(
     return result, settled
 
 
-def _renew(ledger: Ledger, flow_id: str, owner: str, stop: threading.Event) -> None:
-    while not stop.wait(_RENEW_EVERY_S):
+def _renew(ledger: Ledger, flow_id: str, owner: str, stop: threading.Event, every: float) -> None:
+    while not stop.wait(every):
         try:
             with ledger.transaction() as tx:
                 if not ops.renew_step(tx, flow_id, owner):
