@@ -15,6 +15,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 from kits.gateways import process_gone, wait_until
@@ -61,7 +62,8 @@ def _invariants(ledger: Path, *, ready_allowed: bool) -> None:
         active = connection.execute("SELECT count(*) FROM flows WHERE state = 'active'").fetchone()
         ready = connection.execute("SELECT count(*) FROM setups WHERE state = 'ready'").fetchone()
         check = connection.execute("PRAGMA integrity_check").fetchone()
-    assert active is not None and active[0] <= 1
+    assert active is not None
+    assert active[0] <= 1
     assert check == ("ok",)
     if not ready_allowed:
         assert ready == (0,)
@@ -88,7 +90,7 @@ def test_repeated_kill_9_of_the_step_runner(tmp_path: Path) -> None:
         runner.send_signal(signal.SIGKILL)
         runner.communicate(timeout=30)
         os.kill(gateway, signal.SIGKILL)  # the orphaned step (its own session) goes too
-        assert wait_until(lambda pid=gateway: process_gone(pid), timeout_s=30)
+        assert wait_until(partial(process_gone, gateway), timeout_s=30)
         _invariants(ledger, ready_allowed=False)
         with sqlite3.connect(ledger) as connection:
             state = connection.execute("SELECT step_state FROM flows").fetchone()
