@@ -1,4 +1,4 @@
-"""`make demo`: the essay's live box, then the example repository, then an MCP session.
+"""`make demo`: the essay's live box, the example repository, an MCP session, managed setup.
 
 Every line printed comes from a real call: a Python table, the `dispatcher` CLI
 run as a subprocess, and the MCP server driven by the official SDK's client.
@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from examples import demo_mcp, demo_repository, live_box
+from examples import demo_mcp, demo_repository, demo_setup, live_box
 
 
 def main() -> int:
@@ -19,6 +19,7 @@ def main() -> int:
         ("1. A Python table: the essay's live box", live_box.main),
         ("2. A blueprint repository through the CLI", demo_repository.main),
         ("3. The same repository over MCP", demo_mcp.main),
+        ("4. Managed setup over MCP, from refusal to resumed call", demo_setup.main),
     )
     status = 0
     for title, part in parts:
