@@ -14,6 +14,7 @@ machine's PostgreSQL packages (a throwaway server is started on loopback).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import sys
@@ -84,12 +85,8 @@ def main(rounds: int = 30, inner: int = 20) -> None:
             ("managed target, resolve (no gate; the floor)", lambda: first.resolve(MANAGED)),
         ]
         for name, repository in repositories.items():
-            candidates.append(
-                (
-                    f"managed target, resolve_live ({name}: status + authorize)",
-                    lambda r=repository: r.resolve_live(MANAGED),
-                )
-            )
+            live = functools.partial(repository.resolve_live, MANAGED)
+            candidates.append((f"managed target, resolve_live ({name}: status + authorize)", live))
         candidates += [
             ("unmanaged target, resolve (no gate)", lambda: first.resolve(UNMANAGED)),
             (
