@@ -45,10 +45,7 @@ values, stdin, environment values or secrets; context travels as attributes.
         ├── SecurityLevelMismatch      dispatcher.security_level_mismatch
         ├── SecurityLevelUnavailable   dispatcher.security_level_unavailable
         ├── NestedLimitExceeded        dispatcher.nested_limit_exceeded
-        ├── SetupRefusal               (the gate refused a live call; .call_path)
-        │   ├── SetupRequired          dispatcher.setup_required   (.setup, .version, .reason)
-        │   ├── SetupBusy              dispatcher.setup_busy       (.flow_id)
-        │   └── SetupManaged           dispatcher.setup_managed    (.setup)
+        ├── SetupRefusal > SetupRequired, SetupBusy, SetupManaged: setup_{required,busy,managed}
         ├── SetupGraphInvalid          dispatcher.setup_graph_invalid
         ├── SetupUnavailable           dispatcher.setup_unavailable
         ├── SetupFlowRefused           dispatcher.setup_flow_refused
@@ -61,6 +58,8 @@ so a generic ``except ValueError`` elsewhere can never swallow one.
 from __future__ import annotations
 
 from typing import ClassVar, Final
+
+from boring_dispatch._refusal import SetupFacts
 
 __all__ = [
     "AccessInvalid",
@@ -345,63 +344,11 @@ class NestedLimitExceeded(RouteError):
     code = "dispatcher.nested_limit_exceeded"
 
 
-class SetupRefusal(RouteError):
-    """A live call refused by the setup gate: the requested interface did not run.
-
-    ``call_path`` lists canonical interface IDs outer to inner; each process
-    boundary prepends its own (:meth:`within`). ``setup``/``version``/``reason``
-    name the setup a ``setup_required`` or ``setup_managed`` refusal is about;
-    ``flow_id`` is the active flow of a ``setup_busy`` (and nothing else is shown).
-    """
-
-    def __init__(  # noqa: PLR0913 - the ids of RouteError plus the setup facts
-        self,
-        message: str,
-        *,
-        caller_module_id: str = "",
-        target_module_id: str = "",
-        interface_id: str | None = None,
-        call_path: tuple[str, ...] = (),
-        setup: str = "",
-        version: int = 0,
-        reason: str = "",
-        flow_id: str = "",
-        interface_version: int = 0,
-    ) -> None:
-        super().__init__(
-            message,
-            caller_module_id=caller_module_id,
-            target_module_id=target_module_id,
-            interface_id=interface_id,
-        )
-        self.call_path: tuple[str, ...] = call_path
-        self.setup: Final = setup
-        self.version: Final = version
-        #: ``absent``, ``changed``, ``failed`` or ``invalidated`` (``setup_required``).
-        self.reason: Final = reason
-        self.flow_id: Final = flow_id
-        #: The resolved version of the refused interface (``interface_id``).
-        self.interface_version: Final = interface_version
-
-    def within(self, outer_interface: str) -> None:
-        """Prepend the interface of the process this refusal crosses."""
-        self.call_path = (outer_interface, *self.call_path)
-
-    def status(self) -> dict[str, object]:
-        """The ``dispatcher.setup`` object, without a manager continuation."""
-        if isinstance(self, SetupBusy):
-            return {"status": "setup_busy", "flow_id": self.flow_id}
-        payload: dict[str, object] = {"status": self.code.removeprefix("dispatcher.")}
-        payload["setup"] = self.setup
-        if isinstance(self, SetupRequired):
-            payload.update(version=self.version, reason=self.reason)
-        payload["call_path"] = list(self.call_path)
-        return payload
+class SetupRefusal(SetupFacts, RouteError):
+    """The setup gate refused a live call (it did not run); raised ``...(ids).with_facts(...)``."""
 
     def to_dict(self) -> dict[str, object]:
-        payload = super().to_dict()
-        payload["setup"] = self.status()
-        return payload
+        return {**super().to_dict(), "setup": self.status()}
 
 
 class SetupRequired(SetupRefusal):
@@ -414,6 +361,7 @@ class SetupBusy(SetupRefusal):
     """A setup flow is active: only its ID is exposed; nothing is authorized."""
 
     code = "dispatcher.setup_busy"
+    busy = True
 
 
 class SetupManaged(SetupRefusal):
@@ -423,8 +371,7 @@ class SetupManaged(SetupRefusal):
 
 
 class SetupGraphInvalid(RouteError):
-    """``setup_requires_setup_of`` names a missing or non-setup export, a wrong version,
-    a duplicate or a cycle, or appears on an export that is not a setup export."""
+    """A bad ``setup_requires_setup_of``: missing or non-setup, wrong version, twice, a cycle."""
 
     code = "dispatcher.setup_graph_invalid"
 
@@ -436,8 +383,7 @@ class SetupUnavailable(RouteError):
 
 
 class SetupFlowRefused(RouteError):
-    """A manager request names an unknown or inactive flow, or a step that is not current,
-    or a call with ``setup_flow_id`` that the flow does not admit."""
+    """An unknown or inactive flow, a step that is not current, a call the flow does not admit."""
 
     code = "dispatcher.setup_flow_refused"
 

@@ -61,6 +61,7 @@ class LedgerGate:
                 caller_module_id=call.caller,
                 target_module_id=terminal,
                 interface_id=call.target,
+            ).with_facts(
                 call_path=(call.target,),
                 interface_version=call.version,
                 setup=found.setup,
@@ -89,15 +90,13 @@ def _refusal(
             caller_module_id=call.caller,
             target_module_id=terminal,
             interface_id=call.target,
-            call_path=(call.target,),
-            interface_version=call.version,
-            flow_id=seen.flow_id,
-        )
+        ).with_facts(call_path=(call.target,), interface_version=call.version, flow_id=seen.flow_id)
     return SetupRequired(
         f"{call.target} needs {setup} ({seen.reason}): begin it with the setup manager",
         caller_module_id=call.caller,
         target_module_id=terminal,
         interface_id=call.target,
+    ).with_facts(
         call_path=(call.target,),
         interface_version=call.version,
         setup=setup,

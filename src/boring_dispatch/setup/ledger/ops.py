@@ -166,7 +166,7 @@ def create_flow(tx: Tx, root: str, steps: Sequence[str], resume: str) -> Flow:
     """
     existing = active_flow(tx)
     if existing is not None:
-        raise SetupBusy("a setup flow is active", flow_id=existing.flow_id)
+        raise SetupBusy("a setup flow is active").with_facts(flow_id=existing.flow_id)
     now = time.time()
     flow_id = new_flow_id()
     tx.run(

@@ -64,7 +64,7 @@ def _no_active_flow(ledger: Ledger) -> None:
     with ledger.transaction() as tx:
         flow = ops.active_flow(tx)
     if flow is not None:
-        raise SetupBusy("a setup flow is active", flow_id=flow.flow_id)
+        raise SetupBusy("a setup flow is active").with_facts(flow_id=flow.flow_id)
 
 
 def teardown(
