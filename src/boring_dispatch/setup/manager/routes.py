@@ -15,6 +15,7 @@ from typing import Final, Literal
 from boring_dispatch.errors import (
     InvalidRouteRequest,
     RouteError,
+    SetupBusy,
     SetupFlowRefused,
     SetupGraphInvalid,
 )
@@ -26,7 +27,7 @@ from boring_dispatch.repository.pipeline import resolve_route, resolve_target
 from boring_dispatch.repository.repository import Repository
 from boring_dispatch.setup import service
 from boring_dispatch.setup.classify import classify
-from boring_dispatch.setup.closure import SetupNode, load_closure
+from boring_dispatch.setup.closure import SetupNode, load_closure, load_setup
 from boring_dispatch.setup.continuation import manager_call
 from boring_dispatch.setup.gate import LedgerGate
 from boring_dispatch.setup.ledger import ops
@@ -167,12 +168,17 @@ class SetupManager:
     def _begin(self, caller: str, options: dict[str, str]) -> Result:
         setup_id, version = parse_setup_key(options["setup"])
         resume = dump_resume(parse_resume(options["resume"]))
+        with self.ledger().transaction() as tx:
+            active = ops.active_flow(tx)
+        if active is not None:
+            # While a flow is active: the canonical, repository-wide graph (the seed), then busy.
+            graph, _ = lifecycle.setup_graph(self.repository)
+            if setup_id not in graph:
+                raise SetupGraphInvalid(f"not a setup export of the repository: {setup_id}")
+            _check_version(load_setup(self._loader(), setup_id), version)
+            raise SetupBusy("a setup flow is active").with_facts(flow_id=active.flow_id)
         closure = load_closure(self._loader(), setup_id)
-        if version is not None and closure[-1].version != version:
-            raise SetupGraphInvalid(
-                f"{setup_id} is version {closure[-1].version}, not {version}",
-                interface_id=setup_id,
-            )
+        _check_version(closure[-1], version)
         began = service.begin(self.ledger(), closure, resume)
         if isinstance(began, ClosureStatus):
             return {**began.to_dict(), **self._resume(resume)}
@@ -253,3 +259,12 @@ class SetupManager:
     def _invalidate(self, _caller: str, options: dict[str, str]) -> Result:
         setup_id, _ = parse_setup_key(options["setup"])
         return lifecycle.invalidate(self.repository, self.ledger(), setup_id)
+
+
+def _check_version(node: SetupNode, version: int | None) -> None:
+    """A pinned ``setup@version`` must be the setup's current version."""
+    if version is not None and node.version != version:
+        raise SetupGraphInvalid(
+            f"{node.setup_id} is version {node.version}, not {version}",
+            interface_id=node.setup_id,
+        )
