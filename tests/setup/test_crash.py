@@ -18,6 +18,9 @@ import sys
 from functools import partial
 from pathlib import Path
 
+import pytest
+
+from boring_dispatch.setup.ledger.opening import open_ledger
 from kits.gateways import process_gone, wait_until
 from kits.setup_repo import CALLER, write_setup_repository
 
@@ -25,7 +28,7 @@ ROUNDS = 6
 RESUME = '{"caller":"host","interface":"base.interface.work","version":1}'
 
 
-def _setup(config: Path, ledger: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+def _setup(config: Path, ledger: str, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [
             sys.executable,
@@ -36,7 +39,7 @@ def _setup(config: Path, ledger: Path, env: dict[str, str], *args: str) -> subpr
             "--config",
             str(config),
             "--ledger",
-            str(ledger),
+            ledger,
             "--caller",
             CALLER,
             "--error-format",
@@ -57,21 +60,41 @@ def _result(process: subprocess.Popen[str]) -> dict[str, object]:
     return found
 
 
-def _invariants(ledger: Path, *, ready_allowed: bool) -> None:
-    with sqlite3.connect(ledger) as connection:
-        active = connection.execute("SELECT count(*) FROM flows WHERE state = 'active'").fetchone()
-        ready = connection.execute("SELECT count(*) FROM setups WHERE state = 'ready'").fetchone()
-        check = connection.execute("PRAGMA integrity_check").fetchone()
-    assert active is not None
-    assert active[0] <= 1
-    assert check == ("ok",)
+def _rows(ledger: str, sql: str) -> list[tuple[object, ...]]:
+    if not ledger.startswith("postgresql://"):
+        connection = sqlite3.connect(ledger)
+        try:
+            return [tuple(row) for row in connection.execute(sql).fetchall()]
+        finally:
+            connection.close()
+    store = open_ledger(Path("/unused/officina.toml"), ledger)
+    try:
+        with store.transaction() as tx:
+            return [tuple(row) for row in tx.all(sql)]
+    finally:
+        store.close()
+
+
+def _invariants(ledger: str, *, ready_allowed: bool) -> None:
+    active = _rows(ledger, "SELECT count(*) FROM flows WHERE state = 'active'")
+    ready = _rows(ledger, "SELECT count(*) FROM setups WHERE state = 'ready'")
+    assert active[0][0] in (0, 1)
+    if not ledger.startswith("postgresql://"):
+        assert _rows(ledger, "PRAGMA integrity_check") == [("ok",)]
     if not ready_allowed:
-        assert ready == (0,)
+        assert ready == [(0,)]
 
 
-def test_repeated_kill_9_of_the_step_runner(tmp_path: Path) -> None:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "ledger.sqlite3")
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+def test_repeated_kill_9_of_the_step_runner(tmp_path: Path, ledger: str) -> None:
     config = write_setup_repository(tmp_path / "repo")
-    ledger = tmp_path / "ledger.sqlite3"
     control = config.parent / "skills" / "base" / "control.txt"
     pid_file = control.with_name("pid.txt")
     env = {**os.environ, "BORING_DISPATCH_SETUP_LEASE_S": "0.5"}
@@ -92,9 +115,7 @@ def test_repeated_kill_9_of_the_step_runner(tmp_path: Path) -> None:
         os.kill(gateway, signal.SIGKILL)  # the orphaned step (its own session) goes too
         assert wait_until(partial(process_gone, gateway), timeout_s=30)
         _invariants(ledger, ready_allowed=False)
-        with sqlite3.connect(ledger) as connection:
-            state = connection.execute("SELECT step_state FROM flows").fetchone()
-        assert state == ("running",)
+        assert _rows(ledger, "SELECT step_state FROM flows") == [("running",)]
 
         def recovered() -> bool:
             result = _result(_setup(config, ledger, env, "recover", "--flow", flow))
@@ -106,8 +127,7 @@ def test_repeated_kill_9_of_the_step_runner(tmp_path: Path) -> None:
     done = _result(_setup(config, ledger, env, "run-python", "--flow", flow))
     assert done["status"] == "completed"
     _invariants(ledger, ready_allowed=True)
-    with sqlite3.connect(ledger) as connection:
-        kinds = [k for (k,) in connection.execute("SELECT kind FROM events ORDER BY seq")]
+    kinds = [k for (k,) in _rows(ledger, "SELECT kind FROM events ORDER BY seq")]
     assert kinds.count("step_claimed") == ROUNDS + 1
     assert kinds.count("step_recovered") == ROUNDS
     assert kinds.count("step_ready") == 1
