@@ -1,4 +1,4 @@
-"""Run every benchmark in sequence (``make bench``): table, resolution, live CLI, MCP.
+"""Run every benchmark in sequence (``make bench``): table, resolution, live CLI, MCP, setup.
 
 Prints the conditions first (date, Python, CPU count, bytecode caches), since
 every figure depends on them. Each benchmark prints its own floors, measured
@@ -20,6 +20,7 @@ from pathlib import Path
 import bench_live
 import bench_mcp
 import bench_resolve
+import bench_setup
 import bench_table
 
 import boring_dispatch
@@ -57,6 +58,7 @@ def main() -> None:
         ("resolve", functools.partial(bench_resolve.main, CORPUS)),
         ("live", bench_live.main),
         ("mcp", functools.partial(bench_mcp.main, CORPUS)),
+        ("setup", bench_setup.main),
     ]
     for name, run in runs:
         started = time.monotonic()

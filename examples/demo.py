@@ -1,4 +1,5 @@
-"""`make demo`: the live box, the example repository, an MCP session, then fixtures.
+"""`make demo`: the live box, the example repository, an MCP session, managed setup,
+fixtures, and the timeline.
 
 Every line printed comes from a real call: a Python table, the `dispatcher` CLI
 run as a subprocess, and the MCP server driven by the official SDK's client; the
@@ -12,7 +13,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from examples import demo_fixtures, demo_mcp, demo_repository, demo_timeline, live_box
+from examples import (
+    demo_fixtures,
+    demo_mcp,
+    demo_repository,
+    demo_setup,
+    demo_timeline,
+    live_box,
+)
 
 
 def main() -> int:
@@ -20,8 +28,9 @@ def main() -> int:
         ("1. A Python table: the essay's live box", live_box.main),
         ("2. A blueprint repository through the CLI", demo_repository.main),
         ("3. The same repository over MCP", demo_mcp.main),
-        ("4. Record, review, replay in CI, deploy", demo_fixtures.main),
-        ("5. The milestone timeline of an MCP session", demo_timeline.main),
+        ("4. Managed setup over MCP, from refusal to resumed call", demo_setup.main),
+        ("5. Record, review, replay in CI, deploy", demo_fixtures.main),
+        ("6. The milestone timeline of an MCP session", demo_timeline.main),
     )
     status = 0
     for title, part in parts:

@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The throwaway PostgreSQL fixtures, for every test module.
+from kits.postgres import postgres_server, postgres_url  # noqa: F401
+
 settings.register_profile(
     "ci",
     derandomize=True,

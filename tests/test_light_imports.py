@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kits.plain_env import plain_environment
+from kits.setup_repo import write_setup_repository
 
 OFF_THE_DRY_RUN_PATH = frozenset(
     {
@@ -77,6 +78,23 @@ def test_a_cli_dry_run_imports_only_stdlib_yaml_and_routing_code() -> None:
     # Start-up cost a dry run does not pay: argparse (the usual invocations are parsed
     # without it), the launcher's process machinery, and what async or packaging code loads.
     assert not modules & OFF_THE_DRY_RUN_PATH
+    # A dry run of a managed target never reaches the setup gate: nothing of setup/ loads.
+    assert sorted(m for m in modules if m.startswith("boring_dispatch.setup")) == []
+    assert "sqlite3" not in modules
+
+
+def test_an_unmanaged_live_call_imports_nothing_of_the_ledger(tmp_path: Path) -> None:
+    config = write_setup_repository(tmp_path / "repo")
+    probe = (
+        "from boring_dispatch.surfaces.cli.main import main\n"
+        f"rc = main(['--config', {str(config)!r}, '--caller-skill', 'host',"
+        " 'plain.interface.echo'])\n"
+        "assert rc == 0, rc\n"
+    )
+    modules = _modules_after(probe)
+    assert sorted(m for m in modules if m.startswith("boring_dispatch.setup.ledger")) == []
+    assert "sqlite3" not in modules
+    assert "psycopg" not in modules
 
 
 def test_a_dry_run_whose_blueprints_the_fast_parser_reads_never_imports_pyyaml() -> None:

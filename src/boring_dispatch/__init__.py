@@ -11,7 +11,8 @@ Everything a user needs is importable from here (lazily, so that
 - the blueprint repository: :class:`Repository`, the request it takes
   (:class:`RouteRequest`), the decision it makes (:class:`Route`,
   :class:`RouteWarning`) and the run it performs (:class:`ExecLimits`,
-  :class:`ExecutionResult`);
+  :class:`ExecutionResult`); its managed setup, :class:`SetupManager`
+  (``docs/setup.md``);
 - the records both write: :class:`AuditSink`, :class:`AuditEvent`,
   :class:`JsonLinesAuditSink`, :class:`TraceRecorder`;
 - the roots of the exception tree: :class:`DispatchError`, :class:`TableError`,
@@ -54,6 +55,7 @@ __all__ = [
     "RouteRequest",
     "RouteWarning",
     "Sensitive",
+    "SetupManager",
     "TableError",
     "TableLimits",
     "Tool",
@@ -86,6 +88,7 @@ if TYPE_CHECKING:
     from boring_dispatch.registry.schema import Sensitive
     from boring_dispatch.registry.tool_specs import ToolSpec
     from boring_dispatch.repository.repository import Repository
+    from boring_dispatch.setup.manager.routes import SetupManager
 del TYPE_CHECKING
 
 # Each public name and the module that defines it: a fixed table of our own modules.
@@ -109,6 +112,7 @@ _LAZY = {
     "RouteRequest": "boring_dispatch.records",
     "RouteWarning": "boring_dispatch.records",
     "Sensitive": "boring_dispatch.registry.schema",
+    "SetupManager": "boring_dispatch.setup.manager.routes",
     "TableError": "boring_dispatch.errors",
     "TableLimits": "boring_dispatch.registry.pipeline",
     "Tool": "boring_dispatch.registry.registry",

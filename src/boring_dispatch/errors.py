@@ -46,6 +46,10 @@ values, stdin, environment values or secrets; context travels as attributes.
         ├── SecurityLevelMismatch      dispatcher.security_level_mismatch
         ├── SecurityLevelUnavailable   dispatcher.security_level_unavailable
         ├── NestedLimitExceeded        dispatcher.nested_limit_exceeded
+        ├── SetupRefusal > SetupRequired, SetupBusy, SetupManaged: setup_{required,busy,managed}
+        ├── SetupGraphInvalid          dispatcher.setup_graph_invalid
+        ├── SetupUnavailable           dispatcher.setup_unavailable
+        ├── SetupFlowRefused           dispatcher.setup_flow_refused
         └── InternalFailure            dispatcher.internal_error  (a bug; MCP's catch-all)
 
 Denials derive only from this root, never from ``ValueError`` or ``OSError``,
@@ -55,6 +59,8 @@ so a generic ``except ValueError`` elsewhere can never swallow one.
 from __future__ import annotations
 
 from typing import ClassVar, Final
+
+from boring_dispatch._refusal import SetupFacts
 
 __all__ = [
     "AccessInvalid",
@@ -89,6 +95,13 @@ __all__ = [
     "RuntimeMisconfigured",
     "SecurityLevelMismatch",
     "SecurityLevelUnavailable",
+    "SetupBusy",
+    "SetupFlowRefused",
+    "SetupGraphInvalid",
+    "SetupManaged",
+    "SetupRefusal",
+    "SetupRequired",
+    "SetupUnavailable",
     "SourceInterfaceInvalid",
     "SourceLocatorInvalid",
     "SourceNotFound",
@@ -369,6 +382,50 @@ class NestedLimitExceeded(RouteError):
     """
 
     code = "dispatcher.nested_limit_exceeded"
+
+
+class SetupRefusal(SetupFacts, RouteError):
+    """The setup gate refused a live call (it did not run); raised ``...(ids).with_facts(...)``."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {**super().to_dict(), "setup": self.status()}
+
+
+class SetupRequired(SetupRefusal):
+    """The target's setup closure is not ready and no flow is active."""
+
+    code = "dispatcher.setup_required"
+
+
+class SetupBusy(SetupRefusal):
+    """A setup flow is active: only its ID is exposed; nothing is authorized."""
+
+    code = "dispatcher.setup_busy"
+    busy = True
+
+
+class SetupManaged(SetupRefusal):
+    """The target is a managed setup or teardown export: only the manager runs it."""
+
+    code = "dispatcher.setup_managed"
+
+
+class SetupGraphInvalid(RouteError):
+    """A bad ``setup_requires_setup_of``: missing or non-setup, wrong version, twice, a cycle."""
+
+    code = "dispatcher.setup_graph_invalid"
+
+
+class SetupUnavailable(RouteError):
+    """The setup ledger cannot be reached or used: the managed target does not run."""
+
+    code = "dispatcher.setup_unavailable"
+
+
+class SetupFlowRefused(RouteError):
+    """An unknown or inactive flow, a step that is not current, a call the flow does not admit."""
+
+    code = "dispatcher.setup_flow_refused"
 
 
 class InternalFailure(RouteError):

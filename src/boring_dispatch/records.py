@@ -96,6 +96,9 @@ class RouteRequest:
     #: When set (nested calls), the derived level may not exceed it: the level of
     #: the route that makes the call, so a level-0 gateway cannot reach level 2.
     max_level: int | None = None
+    #: The setup flow a call belongs to (MCP ``setup_flow_id``, or a nested call of a
+    #: gateway running inside a flow): the gate takes the exact-flow path.
+    setup_flow_id: str | None = None
 
 
 @value
@@ -191,6 +194,8 @@ class Route:
     policies: tuple[AdmittedPolicy, ...] = ()
     #: The caller the terminal export admitted (the last crossed gate's owner, or the caller).
     immediate_caller: str = ""
+    #: The setup flow the call belongs to (its nested calls take the exact-flow path too).
+    setup_flow_id: str | None = None
 
 
 @value

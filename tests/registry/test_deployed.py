@@ -198,7 +198,7 @@ def test_without_postgresql_the_kit_fails_in_ci_and_skips_elsewhere(
     probe.write_text(
         "import kits.postgres\n"
         "from kits.postgres import postgres_server, postgres_url  # noqa: F401\n"
-        "kits.postgres._tool = lambda name: None  # as on a machine without PostgreSQL\n"
+        "kits.postgres.postgres_bin = lambda: None  # as on a machine without PostgreSQL\n"
         "def test_needs_postgres(postgres_url: str) -> None:\n"
         "    assert postgres_url\n"
     )
@@ -232,4 +232,4 @@ def test_without_postgresql_the_kit_fails_in_ci_and_skips_elsewhere(
     )
     assert outcome in done.stdout, done.stdout[-2000:]
     assert done.returncode == (1 if ci else 0)
-    assert ("cannot run in CI: initdb/pg_ctl not found" in done.stdout) == bool(ci)
+    assert ("PostgreSQL is required in CI" in done.stdout) == bool(ci)

@@ -134,7 +134,7 @@ def test_an_mcp_internal_error_logs_one_safe_line(
     def broken(*_: object, **__: object) -> object:
         raise hostile_type(CANARY)
 
-    monkeypatch.setattr(Repository, "resolve", broken)
+    monkeypatch.setattr(Repository, "resolve_live", broken)  # the live path of MCP calls
     RepositoryCalls(repository).call(
         "invoke_security_0", projection("echo", positionals=["x"]), trace_id="t" * 32
     )

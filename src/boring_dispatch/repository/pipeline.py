@@ -17,6 +17,7 @@ from boring_dispatch.errors import (
     InvalidRouteRequest,
     ResolutionFailed,
     RouteError,
+    RuntimeMisconfigured,
     SecurityLevelMismatch,
     SecurityLevelUnavailable,
 )
@@ -27,6 +28,7 @@ from boring_dispatch.repository.bind.binding import compile_binding, python_targ
 from boring_dispatch.repository.facts.audiences import output_audiences
 from boring_dispatch.repository.facts.certification import certification_warnings
 from boring_dispatch.repository.facts.levels import derive_level
+from boring_dispatch.repository.gate import MANAGER_MODULE, GateCall, SetupGate
 from boring_dispatch.repository.load.config import load_config
 from boring_dispatch.repository.load.exports import (
     find_export,
@@ -87,8 +89,12 @@ def resolve_route(
     request: RouteRequest,
     *,
     certification_status: Mapping[str, object] | None = None,
+    gate: SetupGate | None = None,
 ) -> Route:
     """Resolve, authorize and compile one request; nothing is launched.
+
+    ``gate`` is given for live calls only (never a dry run): the setup gate,
+    asked after authorization and before binding.
 
     Every read happens here, for this request only: the configuration, the
     caller's and target's ancestry, the terminal module, the selected source,
@@ -99,7 +105,7 @@ def resolve_route(
             that refuses the request. ``caller_module_id`` is always filled in.
     """
     try:
-        return _resolve(config_path, request, certification_status)
+        return _resolve(config_path, request, certification_status, gate)
     except RouteError as error:
         raise _with_caller(error, request.caller) from None
 
@@ -108,6 +114,7 @@ def _resolve(
     config_path: Path,
     request: RouteRequest,
     certification_status: Mapping[str, object] | None,
+    gate: SetupGate | None,
 ) -> Route:
     if not isinstance(request.caller, str):
         raise InvalidRouteRequest("caller must be a string")
@@ -117,11 +124,28 @@ def _resolve(
     loader = ModuleLoader(config)
 
     # resolve: caller, target, export, source, interface version
-    caller_ancestry = loader.load_ancestry(request.caller)
+    # The built-in manager is no repository module: it calls only from inside the
+    # dispatcher (never from a host, never as a gateway's caller, which is its module).
+    manager = request.caller == MANAGER_MODULE and not request.from_host
+    if target_module_id == MANAGER_MODULE or (
+        request.from_host and request.caller == MANAGER_MODULE
+    ):
+        # Reserved: the built-in manager answers its routes itself, and a repository
+        # module under this ID would otherwise bypass the setup gate.
+        raise RuntimeMisconfigured(
+            f"{MANAGER_MODULE} is reserved for the built-in setup manager",
+            target_module_id=target_module_id,
+        )
+    caller_ancestry = () if manager else loader.load_ancestry(request.caller)
     if request.from_host:
         require_host_caller(caller_ancestry[-1])
     target = resolve_target(loader, request.target, request.version)
     target_ancestry, terminal, interface = target.ancestry, target.terminal, target.interface
+    if any(module.module_id == MANAGER_MODULE for module in (*caller_ancestry, *target_ancestry)):
+        raise RuntimeMisconfigured(
+            f"{MANAGER_MODULE} is reserved for the built-in setup manager",
+            target_module_id=target_module_id,
+        )
     source, source_id, version = target.source, target.source.source_id, target.version
 
     # tier gate (MCP): the level is derived from the current blueprint, never stored
@@ -157,6 +181,20 @@ def _resolve(
         version=version,
     )
 
+    # setup gate (live calls only): classification reads only what is loaded
+    if gate is not None:
+        gate.check(
+            GateCall(
+                caller=request.caller,
+                target=request.target,
+                version=version,
+                ancestry=target_ancestry,
+                export=target.export,
+                loader=loader,
+                setup_flow_id=request.setup_flow_id,
+            )
+        )
+
     # bind: compile the caller's argv against the declared grammar
     binding = compile_binding(
         interface, interface_id=request.target, argv=request.argv, stdin=request.sends_stdin
@@ -180,6 +218,7 @@ def _resolve(
         crossed_gates=authorization.crossed_gates,
         policies=authorization.policies,
         immediate_caller=authorization.immediate_caller,
+        setup_flow_id=request.setup_flow_id if gate is not None else None,
         security_level=level,
         output_audiences=output_audiences(interface),
         warnings=warnings,

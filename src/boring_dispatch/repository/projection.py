@@ -45,7 +45,11 @@ __all__ = ["Projection", "parse_argv_form", "parse_projection", "projection_argv
 
 _FLAG: Final = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9-]*", re.ASCII)
 _BARE: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*", re.ASCII)
-_PROJECTION_KEYS: Final = frozenset({"caller", "interface", "version", "arguments", "dry_run"})
+_PROJECTION_KEYS: Final = frozenset(
+    {"caller", "interface", "version", "arguments", "dry_run", "setup_flow_id"}
+)
+#: The longest setup flow ID accepted (the ledger's are 32 characters).
+_MAX_FLOW_ID: Final = 64
 _REQUIRED_KEYS: Final = frozenset({"caller", "interface"})
 _ARGUMENT_KEYS: Final = frozenset({"positionals", "options", "stdin"})
 _ARGV_FORM_KEYS: Final = frozenset({"caller", "interface", "version", "argv", "stdin"})
@@ -114,7 +118,24 @@ def parse_projection(value: object, *, host: bool = True, tier: int | None = Non
         raise InvalidRouteRequest("options must be an object")
     argv = projection_argv(positionals, options)
     stdin = _stdin_text(arguments.get("stdin"))
-    request = RouteRequest(caller, interface, version, argv, stdin is not None, host, tier)
+    flow_id = fields.get("setup_flow_id")
+    if flow_id is not None and (
+        type(flow_id) is not str
+        or not 0 < len(flow_id) <= _MAX_FLOW_ID
+        or not flow_id.isascii()
+        or not flow_id.isalnum()
+    ):
+        raise InvalidRouteRequest("setup_flow_id must be a setup flow ID")
+    request = RouteRequest(
+        caller,
+        interface,
+        version,
+        argv,
+        stdin is not None,
+        host,
+        tier,
+        setup_flow_id=flow_id,
+    )
     return Projection(request=request, stdin_text=stdin, dry_run=dry_run)
 
 

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, final
 
-from boring_dispatch.errors import RuntimeMisconfigured
+from boring_dispatch.errors import RuntimeMisconfigured, SetupRefusal
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
+from boring_dispatch.repository.gate import SetupGate
 from boring_dispatch.repository.load.config import load_config
 from boring_dispatch.repository.pipeline import resolve_route
 
@@ -20,7 +21,7 @@ from boring_dispatch.repository.pipeline import resolve_route
 _LOWEST_LEVEL: Final = 0
 
 if TYPE_CHECKING:
-    from boring_dispatch.process.launch import NestedCall, NestedInvoke
+    from boring_dispatch.process.launch import NestedCall
 
 __all__ = ["Repository", "dry_run_payload"]
 
@@ -34,14 +35,34 @@ class Repository:
     request always sees the repository as it is on disk (no cache, no index).
     """
 
-    __slots__ = ("config_path",)
+    __slots__ = ("_gate", "config_path", "ledger")
 
-    def __init__(self, config_path: Path) -> None:
+    def __init__(
+        self,
+        config_path: Path,
+        *,
+        ledger: str | None = None,
+        setup_gate: SetupGate | None = None,
+    ) -> None:
         #: The exact configuration path this repository was opened with.
         self.config_path: Final = config_path
+        #: The setup ledger (``postgresql://...`` or a SQLite path); ``None``: the
+        #: ``BORING_DISPATCH_LEDGER`` variable, else the embedded default file.
+        self.ledger: Final = ledger
+        self._gate = setup_gate
+
+    def setup_gate(self) -> SetupGate:
+        """The gate of live calls, built on first use (a dry run never builds it)."""
+        if self._gate is None:
+            # The one import of the layer above (pyproject: ignore_imports): built lazily,
+            # on a live call, so nothing of setup/ loads for a dry run.
+            from boring_dispatch.setup.gate import LedgerGate
+
+            self._gate = LedgerGate(self.config_path, ledger=self.ledger)
+        return self._gate
 
     @classmethod
-    def open(cls, config_path: str | os.PathLike[str]) -> Repository:
+    def open(cls, config_path: str | os.PathLike[str], *, ledger: str | None = None) -> Repository:
         """Validate the configuration at ``config_path`` and return the repository.
 
         Raises:
@@ -53,7 +74,7 @@ class Repository:
                 "dispatcher requires the exact repository configuration path"
             )
         config = load_config(config_path)
-        return cls(config.config_path)
+        return cls(config.config_path, ledger=ledger)
 
     def resolve(
         self,
@@ -61,8 +82,22 @@ class Repository:
         *,
         certification_status: Mapping[str, object] | None = None,
     ) -> Route:
-        """Resolve, authorize and compile ``request`` (see :func:`resolve_route`)."""
+        """Resolve, authorize and compile ``request`` (see :func:`resolve_route`).
+
+        No setup gate: for dry runs, ``describe`` and offline replay. A call that
+        will launch uses :meth:`resolve_live`.
+        """
         return resolve_route(self.config_path, request, certification_status=certification_status)
+
+    def resolve_live(self, request: RouteRequest) -> Route:
+        """Resolve for a launch: the setup gate sits between authorize and bind.
+
+        Raises:
+            SetupRefusal: ``setup_required``, ``setup_busy`` or ``setup_managed``.
+            SetupFlowRefused: a ``setup_flow_id`` the flow does not admit.
+            SetupGraphInvalid, SetupUnavailable: the closure or the ledger fails (closed).
+        """
+        return resolve_route(self.config_path, request, gate=self.setup_gate())
 
     def dry_run(self, request: RouteRequest) -> dict[str, object]:
         """Authorize and compile without launching and without reading stdin."""
@@ -81,7 +116,7 @@ class Repository:
         ``stdin`` is sent only when the binding accepted stdin; otherwise the
         child's stdin is empty.
         """
-        route = self.resolve(request)
+        route = self.resolve_live(request)
         return self.run_captured(route, stdin=stdin, limits=limits, trace_id=trace_id)
 
     def run_captured(
@@ -95,13 +130,16 @@ class Repository:
         """Run an already resolved route with captured, capped output (MCP, nested calls)."""
         from boring_dispatch.process.launch import run_captured
 
-        return run_captured(
+        nested = _NestedCalls(self, route, trace_id)
+        result = run_captured(
             route,
             stdin=_accepted_stdin(route, stdin),
             limits=limits or ExecLimits(),
             trace_id=trace_id,
-            nested=_nested_calls(route, trace_id),
+            nested=nested.invoke,
         )
+        nested.raise_refusal()
+        return result
 
     def run_streaming(
         self,
@@ -114,13 +152,16 @@ class Repository:
         """Run an already resolved route with the child's streams passed through (the CLI)."""
         from boring_dispatch.process.launch import run_streaming
 
-        return run_streaming(
+        nested = _NestedCalls(self, route, trace_id)
+        code = run_streaming(
             route,
             stdin=_accepted_stdin(route, stdin),
             limits=limits or ExecLimits(),
             trace_id=trace_id,
-            nested=_nested_calls(route, trace_id),
+            nested=nested.invoke,
         )
+        nested.raise_refusal()
+        return code
 
     def exported_interfaces(self) -> tuple[str, ...]:
         """Every export ID declared in the repository, sorted (an offline scan).
@@ -132,18 +173,31 @@ class Repository:
         return exported_interfaces(load_config(self.config_path))
 
 
-def _nested_calls(route: Route, trace_id: str | None) -> NestedInvoke:
+class _NestedCalls:
     """How the gateway of ``route`` calls other interfaces: decided here, never by the child.
 
     The caller is the route's terminal module, ``host`` is false, the level
     ceiling is the route's derived level (0 when the level is unavailable: fail
-    closed), and the repository is the route's configuration; the child chooses
-    only the interface, version, arguments and stdin.
+    closed), the repository and its setup gate are the route's, and the setup
+    flow is the outer request's; the child chooses only the interface,
+    version, arguments and stdin. A setup refusal of a nested call is kept
+    here, in the parent (the private diagnostic path): whatever the gateway
+    then prints or exits with, :meth:`raise_refusal` raises it after the run,
+    with this route's interface prepended to its ``call_path``.
     """
 
-    def invoke(call: NestedCall, stdin: bytes | None, limits: ExecLimits) -> ExecutionResult:
+    __slots__ = ("_refusal", "_repository", "_route", "_trace_id")
+
+    def __init__(self, repository: Repository, route: Route, trace_id: str | None) -> None:
+        self._repository = repository
+        self._route = route
+        self._trace_id = trace_id
+        self._refusal: SetupRefusal | None = None
+
+    def invoke(self, call: NestedCall, stdin: bytes | None, limits: ExecLimits) -> ExecutionResult:
         from boring_dispatch.repository.projection import projection_argv
 
+        route = self._route
         request = RouteRequest(
             caller=route.target_module_id,
             target=call.interface,
@@ -153,12 +207,23 @@ def _nested_calls(route: Route, trace_id: str | None) -> NestedInvoke:
             from_host=False,
             # No level means nothing is known of the route: the lowest ceiling (fail closed).
             max_level=_LOWEST_LEVEL if route.security_level is None else route.security_level,
+            setup_flow_id=route.setup_flow_id,
         )
-        return Repository(route.config_path).invoke(
-            request, stdin=stdin, limits=limits, trace_id=trace_id
-        )
+        try:
+            return self._repository.invoke(
+                request, stdin=stdin, limits=limits, trace_id=self._trace_id
+            )
+        except SetupRefusal as refusal:
+            if self._refusal is None:
+                self._refusal = refusal
+            raise
 
-    return invoke
+    def raise_refusal(self) -> None:
+        """Raise the first nested setup refusal, if any, as this route's own."""
+        refusal = self._refusal
+        if refusal is not None:
+            refusal.within(self._route.target)
+            raise refusal
 
 
 def _accepted_stdin(route: Route, stdin: bytes | None) -> bytes | None:

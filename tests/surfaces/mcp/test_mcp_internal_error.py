@@ -23,7 +23,7 @@ def test_an_unexpected_exception_becomes_internal_error_with_a_logged_correlatio
     def broken(*_: object, **__: object) -> object:
         raise RuntimeError(f"bug while holding {CANARY}")
 
-    monkeypatch.setattr(Repository, "resolve", broken)
+    monkeypatch.setattr(Repository, "resolve_live", broken)  # the live path of MCP calls
     with caplog.at_level(logging.ERROR, logger="boring_dispatch"):
         outcome = RepositoryCalls(repository).call(
             "invoke_security_0", projection("echo", positionals=[CANARY]), trace_id="t" * 32

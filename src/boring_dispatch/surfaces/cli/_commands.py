@@ -91,6 +91,12 @@ def _parser(command: str) -> argparse.ArgumentParser:
             help="run every gateway as this user (repository tables; needs root)",
         )
         parser.add_argument(
+            "--ledger",
+            metavar="URL|PATH",
+            help="repository: the setup ledger (postgresql://... or a SQLite file; "
+            "default $BORING_DISPATCH_LEDGER, else a file under $XDG_STATE_HOME)",
+        )
+        parser.add_argument(
             "--caller",
             action="append",
             dest="callers",
@@ -251,6 +257,7 @@ def _mcp(options: argparse.Namespace) -> int:
         callers=options.callers,
         deployed=_deployed(options),
         context=options.context,
+        ledger=options.ledger,
     )
 
 

@@ -72,6 +72,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from boring_dispatch.surfaces.cli._timeline import run as timeline
 
         return timeline(args[1:])
+    if args and args[0] == "setup":
+        from boring_dispatch.surfaces.cli._setup import run as run_setup
+
+        return run_setup(args[1:])
     if args and args[0] in _SUBCOMMANDS:
         from boring_dispatch.surfaces.cli import _commands as _cli_commands
 
@@ -86,7 +90,10 @@ def _invocation_parser() -> argparse.ArgumentParser:
         prog="dispatcher",
         allow_abbrev=False,
         description="Resolve, authorize and run one exported interface of a blueprint repository.",
-        epilog="subcommands: dispatcher {names,replay,describe,mcp,deploy,serve} --help",
+        epilog=(
+            "subcommands: dispatcher"
+            " {names,replay,describe,mcp,deploy,serve,setup,timeline} --help"
+        ),
     )
     once = _once_action()
     parser.add_argument(
@@ -264,7 +271,7 @@ def _run_invocation(options: _Invocation) -> int:
 
         limits = with_run_as(limits, options.run_as)
     data = _read_stdin(limits.max_stdin_bytes) if options.stdin else None
-    route = repository.resolve(request)
+    route = repository.resolve_live(request)
     for warning in route.warnings:
         subject = f" [{warning.subject}]" if warning.subject else ""
         sys.stderr.write(f"warning: {warning.code}: {warning.message}{subject}\n")

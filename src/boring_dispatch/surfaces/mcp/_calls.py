@@ -36,6 +36,7 @@ from boring_dispatch.observe.trace import Span, write_span
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
 from boring_dispatch.repository.projection import parse_projection
 from boring_dispatch.repository.repository import Repository, dry_run_payload
+from boring_dispatch.surfaces.mcp._manager import is_manager_call, manager_outcome
 from boring_dispatch.surfaces.mcp._results import (
     ToolOutcome,
     dry_run_outcome,
@@ -154,6 +155,11 @@ class RepositoryCalls:
             projection = parse_projection(arguments, host=True, tier=tier)
             self._check_caller(projection.request.caller)
             request = projection.request
+            if is_manager_call(request):
+                traced = None if projection.dry_run else traced
+                return manager_outcome(
+                    self._repository, request, arguments, tier=tier, dry_run=projection.dry_run
+                )
             if projection.dry_run:
                 traced = None
                 route = self._repository.resolve(projection.request)
@@ -165,7 +171,7 @@ class RepositoryCalls:
             return error_outcome(error, request=request, trace_id=traced, route=route)
         except BaseException as error:  # noqa: BLE001 - a worker thread: never a signal
             return _internal_outcome(error, clock, traced, route, request)
-        return Launch(self, route, stdin, trace_id, clock)
+        return Launch(self, route, request, stdin, trace_id, clock)
 
     def _check_caller(self, caller: str) -> None:
         """Refuse a caller this server is not bound to act for (exact string match)."""
@@ -177,7 +183,7 @@ class RepositoryCalls:
     def _resolve(self, request: RouteRequest, trace_id: str) -> Route:
         clock = _Clock()
         try:
-            route = self._repository.resolve(request)
+            route = self._repository.resolve_live(request)
         except RouteError as error:
             clock.span("dispatcher.resolve", trace_id, error.code, None)
             raise
@@ -196,6 +202,7 @@ class Launch:
 
     calls: RepositoryCalls
     route: Route
+    request: RouteRequest
     stdin: bytes | None
     trace_id: str
     clock: _Clock
@@ -207,7 +214,7 @@ class Launch:
             run = self.calls._launch(route, self.stdin, trace_id)  # noqa: SLF001 - its own owner
         except RouteError as error:
             clock.span("mcp.tool_call", trace_id, error.code, route)
-            return error_outcome(error, request=None, trace_id=trace_id, route=route)
+            return error_outcome(error, request=self.request, trace_id=trace_id, route=route)
         except BaseException as error:  # noqa: BLE001 - a worker thread: never a signal
             return _internal_outcome(error, clock, trace_id, route, None)
         clock.span("mcp.tool_call", trace_id, _run_status(run), route)

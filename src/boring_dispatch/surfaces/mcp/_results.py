@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from boring_dispatch.errors import RouteError
+from boring_dispatch.errors import RouteError, SetupRefusal
 from boring_dispatch.observation import RETRYABLE_CODES
 from boring_dispatch.records import ExecutionResult, Route, RouteRequest
 
@@ -163,6 +163,8 @@ def error_outcome(
             "warnings": [],
         }
     dispatcher["error"] = error.to_dict()
+    if isinstance(error, SetupRefusal):
+        dispatcher["setup"] = _setup_result(error, request, route)
     if trace_id is not None:
         dispatcher["trace_id"] = trace_id
     return ToolOutcome(
@@ -172,6 +174,29 @@ def error_outcome(
         trace_id=trace_id,
         meta={META_CODE: error.code, META_RETRYABLE: False},
     )
+
+
+def _setup_result(
+    error: SetupRefusal, request: RouteRequest | None, route: Route | None
+) -> dict[str, object]:
+    """``dispatcher.setup``: the status and, for required/managed, the manager request.
+
+    The continuation resumes the **outer** call: this MCP request's caller,
+    interface and version (the resolved version when it was not pinned).
+    """
+    from boring_dispatch.setup.continuation import manager_request
+
+    payload = error.status()
+    if request is None or error.code == "dispatcher.setup_busy":
+        return payload
+    if request.version is not None:
+        version: int | None = request.version
+    elif route is not None:
+        version = route.interface_version
+    else:
+        version = error.interface_version or None
+    payload["manager"] = manager_request(error, request.caller, request.target, version)
+    return payload
 
 
 def table_outcome(observation: Mapping[str, object], text: str, audience: str) -> ToolOutcome:

@@ -100,6 +100,10 @@ INPUT_SCHEMA: Final[Mapping[str, object]] = {
             },
         },
         "dry_run": {"type": "boolean", "default": False},
+        "setup_flow_id": {
+            "type": ["string", "null"],
+            "description": "Only as a setup manager continuation tells you.",
+        },
     },
 }
 

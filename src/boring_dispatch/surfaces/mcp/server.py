@@ -62,6 +62,7 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     callers: Sequence[str] | None = None,
     deployed: tuple[str, str] | None = None,
     context: str | None = None,
+    ledger: str | None = None,
 ) -> int:
     """Serve one table over MCP on stdin/stdout until the client goes away.
 
@@ -76,6 +77,8 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     registry only) serves the surface's deployed rows of the table instead.
     ``context`` (registry only, ``pkg.module:NAME``) names the function that
     supplies the injected arguments of every call.
+    ``ledger`` (repository only) names the setup ledger (``postgresql://...``
+    or a SQLite file path).
 
     Returns:
         0 when the session ended.
@@ -107,7 +110,7 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
         problem = limits_problem(limits)
         if problem is not None:
             raise RuntimeMisconfigured(f"execution limits are out of range: {problem}")
-        repository = Repository.open(config)
+        repository = Repository.open(config, ledger=ledger)
         bound = None if callers is None else bound_callers(repository, callers)
         backend = RepositoryCalls(repository, limits, callers=bound)
     elif callers is not None:

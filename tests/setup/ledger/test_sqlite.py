@@ -1,0 +1,120 @@
+"""The embedded ledger: a 0600 WAL file, FULL sync, one active flow enforced by the database."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from boring_dispatch.errors import RuntimeMisconfigured, SetupBusy, SetupUnavailable
+from boring_dispatch.setup.ledger import ops
+from boring_dispatch.setup.ledger._schema import SCHEMA_VERSION
+from boring_dispatch.setup.ledger.opening import open_ledger
+from boring_dispatch.setup.ledger.paths import default_ledger_path
+from boring_dispatch.setup.ledger.sqlite import open_sqlite
+
+
+def _touch(path: Path) -> None:
+    ledger = open_sqlite(path)
+    with ledger.transaction() as tx:
+        ops.append_event(tx, "test")
+    ledger.close()
+
+
+def test_the_file_is_private_wal_and_versioned(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "boring-dispatch" / "ledger.sqlite3"
+    _touch(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        version = connection.execute(
+            "SELECT value FROM ledger_meta WHERE key = 'schema_version'"
+        ).fetchone()
+    assert version == (str(SCHEMA_VERSION),)
+
+
+def test_synchronous_full_and_immediate_transactions(tmp_path: Path) -> None:
+    ledger = open_sqlite(tmp_path / "l.sqlite3")
+    with ledger.transaction() as tx:
+        assert tx.one("PRAGMA synchronous") == (2,)  # FULL
+    # A second connection cannot write while the first holds BEGIN IMMEDIATE.
+    other = sqlite3.connect(tmp_path / "l.sqlite3", timeout=0, isolation_level=None)
+    with ledger.transaction(), pytest.raises(sqlite3.OperationalError, match="locked"):
+        other.execute("BEGIN IMMEDIATE")
+    other.close()
+    ledger.close()
+
+
+def test_a_newer_schema_is_refused_and_left_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite3"
+    _touch(path)
+    with sqlite3.connect(path) as connection:
+        connection.execute(
+            "UPDATE ledger_meta SET value = ? WHERE key = 'schema_version'",
+            (str(SCHEMA_VERSION + 1),),
+        )
+    before = path.read_bytes()
+    with pytest.raises(RuntimeMisconfigured), open_sqlite(path).transaction():
+        pass
+    with sqlite3.connect(path) as connection:
+        events = connection.execute("SELECT count(*) FROM events").fetchone()
+    assert events == (1,)
+    assert len(before) > 0
+
+
+def test_the_database_allows_one_active_flow_only(tmp_path: Path) -> None:
+    path = tmp_path / "l.sqlite3"
+    ledger = open_sqlite(path)
+    with ledger.transaction() as tx:
+        flow = ops.create_flow(tx, "a.interface.setup", ["a.interface.setup@1"], "{}")
+    with pytest.raises(SetupBusy) as busy, ledger.transaction() as tx:
+        ops.create_flow(tx, "b.interface.setup", ["b.interface.setup@1"], "{}")
+    assert busy.value.flow_id == flow.flow_id
+    # Even a raw insert that skips the code's check is refused by the partial unique index.
+    with sqlite3.connect(path) as connection, pytest.raises(sqlite3.IntegrityError):
+        connection.execute(
+            "INSERT INTO flows (id, root, state, steps, current, step_state, resume,"
+            " created_at, updated_at) VALUES ('x', 'r', 'active', '[]', 0, 'pending', '{}', 0, 0)"
+        )
+    ledger.close()
+
+
+def test_an_unusable_file_fails_closed(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.sqlite3"
+    path.write_bytes(b"not a database" * 100)
+    path.chmod(0o600)
+    with pytest.raises(SetupUnavailable), open_sqlite(path).transaction():
+        pass
+    target = tmp_path / "real"
+    target.write_bytes(b"")
+    link = tmp_path / "link.sqlite3"
+    link.symlink_to(target)
+    with pytest.raises(SetupUnavailable), open_sqlite(link).transaction():
+        pass
+
+
+def test_one_default_file_per_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    a = default_ledger_path(Path("/r/a/officina.toml"))
+    b = default_ledger_path(Path("/r/b/officina.toml"))
+    assert a != b
+    assert a.parent == tmp_path / "xdg" / "boring-dispatch"
+    monkeypatch.setenv("XDG_STATE_HOME", "relative/dir")
+    assert default_ledger_path(Path("/r/a/officina.toml")).parent == (
+        Path.home() / ".local" / "state" / "boring-dispatch"
+    )
+
+
+def test_ledger_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("BORING_DISPATCH_LEDGER", raising=False)
+    for bad in ("relative.sqlite3", "mysql://x", "./x"):
+        with pytest.raises(RuntimeMisconfigured):
+            open_ledger(tmp_path / "officina.toml", bad)
+    assert open_ledger(tmp_path / "o.toml", str(tmp_path / "x.sqlite3")).backend_name == "sqlite"
+    monkeypatch.setenv("BORING_DISPATCH_LEDGER", "postgresql://127.0.0.1:1/none")
+    assert open_ledger(tmp_path / "o.toml").backend_name == "postgresql"

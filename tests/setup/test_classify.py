@@ -1,0 +1,97 @@
+"""Classification: the governing setup from the loaded ancestry, the exact manager bypass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from boring_dispatch.repository.load.config import load_config
+from boring_dispatch.setup.classify import classify, governing_setup
+from boring_dispatch.setup.names import MANAGER_MODULE
+from kits.blueprints import RecordingLoader, corpus_dir
+
+CORPUS = corpus_dir() / "officina.toml"
+
+MANAGED = {
+    "list-manager": "list-manager.interface.setup",
+    "list-manager._rtx": "list-manager.interface.setup",
+    "cloud-files": "cloud-files.interface.setup",
+    "cloud-files._rtx": "cloud-files.interface.setup",
+    "g-calendar": "g-calendar.interface.setup",
+    "g-calendar._rtx": "g-calendar.interface.setup",
+    "connect-google._rtx": "connect-google.interface.setup",
+}
+UNMANAGED = ("get-weather", "daily-plan", "daily-plan._rtx", "ci-debug._rtx")
+
+
+def _loader() -> RecordingLoader:
+    return RecordingLoader(load_config(CORPUS))
+
+
+@pytest.mark.parametrize(("module_id", "setup"), sorted(MANAGED.items()))
+def test_corpus_managed_modules_are_governed_by_their_nearest_setup(
+    module_id: str, setup: str
+) -> None:
+    loader = _loader()
+    ancestry = loader.load_ancestry(module_id)
+    read = loader.opened_paths
+    assert governing_setup(ancestry) == setup
+    found = classify("daily-plan", f"{module_id}.interface.anything", ancestry)
+    assert (found.kind, found.setup) == ("managed", setup)
+    assert loader.opened_paths == read  # classification reads nothing
+
+
+@pytest.mark.parametrize("module_id", UNMANAGED)
+def test_corpus_other_modules_are_unmanaged(module_id: str) -> None:
+    ancestry = _loader().load_ancestry(module_id)
+    assert classify("daily-plan", f"{module_id}.interface.x", ancestry).kind == "unmanaged"
+
+
+def test_a_setup_or_teardown_export_is_intercepted() -> None:
+    ancestry = _loader().load_ancestry("connect-google")
+    setup = classify("daily-plan", "connect-google.interface.setup", ancestry)
+    assert (setup.kind, setup.setup) == ("setup_export", "connect-google.interface.setup")
+    teardown = classify("daily-plan", "connect-google.interface.teardown", ancestry)
+    assert teardown.kind == "teardown_export"
+    # The same names in an unmanaged module are ordinary interfaces.
+    plain = _loader().load_ancestry("get-weather")
+    assert classify("x", "get-weather.interface.setup", plain).kind == "unmanaged"
+
+
+def test_the_exact_manager_caller_bypasses() -> None:
+    ancestry = _loader().load_ancestry("list-manager._rtx")
+    target = "list-manager._rtx.interface.read-list"
+    assert classify(MANAGER_MODULE, target, ancestry).kind == "bypass"
+
+
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.sampled_from(
+            [
+                MANAGER_MODULE + "x",
+                MANAGER_MODULE + " ",
+                " " + MANAGER_MODULE,
+                MANAGER_MODULE.upper(),
+                "setup-interface-manager",
+                "setup-interface-manager._rtx.child",
+                "setup-interface-managers._rtx",
+                MANAGER_MODULE.replace("-", "\u2010"),
+            ]
+        ),
+    ).filter(lambda text: text != MANAGER_MODULE)
+)
+def test_look_alike_callers_never_bypass(caller: str) -> None:
+    ancestry = _LIST_MANAGER
+    found = classify(caller, "list-manager._rtx.interface.read-list", ancestry)
+    assert found.kind == "managed"
+
+
+_LIST_MANAGER = _loader().load_ancestry("list-manager._rtx")
+
+
+def test_corpus_path_is_absolute() -> None:
+    assert Path(CORPUS).is_absolute()
