@@ -17,7 +17,10 @@ confirm), ``invalid_arguments``. After the call: ``tool_error`` (the handler rai
 ``internal_error`` (any other exception, ``SystemExit`` included, or a result that is not JSON: the
 traceback goes to the ``boring_dispatch`` logger under a fresh correlation
 id, scrubbed of sensitive values, never into the observation) and
-``observation_too_large``.
+``observation_too_large``. A result is JSON when it encodes, within the size
+cap, nested at most :data:`MAX_RESULT_DEPTH` deep, and as UTF-8 (no lone
+surrogate, such as ``os.listdir()`` gives for a file name that is not UTF-8):
+what one surface could not write, no surface returns.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, final
 
-from boring_dispatch._json import StrictJSONError, strict_loads
+from boring_dispatch._json import StrictJSONError, nested_deeper_than, strict_loads
 from boring_dispatch.errors import (
     Denied,
     InvalidArguments,
@@ -55,6 +58,7 @@ if TYPE_CHECKING:
     from boring_dispatch.table.schema import ArgumentSchema
 
 __all__ = [
+    "MAX_RESULT_DEPTH",
     "Entry",
     "Request",
     "Table",
@@ -67,6 +71,10 @@ __all__ = [
 
 _LOG: Final = logging.getLogger("boring_dispatch")
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+_UTF8_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+#: Deepest nesting of ``[`` and ``{`` in a handler's result; deeper is ``internal_error``
+#: (JSON writers have their own limits, the MCP SDK's is near 250 with its envelope).
+MAX_RESULT_DEPTH: Final = 64
 _CROCKFORD: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _REQUEST_KEYS: Final = frozenset({"name", "args"})
 _RECORDED_KEYS: Final = frozenset({"name", "args", "observation"})
@@ -279,7 +287,7 @@ def _call(
         result = entry.handler(**kwargs)
     except ToolError as error:
         secrets = sensitive_values(args, entry.schema.sensitive)
-        message = scrub(str(error.message), secrets)[: table.limits.max_message_chars]
+        message = _utf8_text(scrub(str(error.message), secrets))[: table.limits.max_message_chars]
         return Observation.failure(ToolError.code, message)
     except (Exception, SystemExit) as error:  # noqa: BLE001 - every other exception
         # SystemExit too: a handler calling sys.exit() must not end the process that serves
@@ -288,16 +296,42 @@ def _call(
             table.surface, name, error, sensitive_values(args, entry.schema.sensitive)
         )
     try:
-        size = len(_ENCODER.encode(result))
+        text = _ENCODER.encode(result)
     except (TypeError, ValueError, RecursionError) as error:
         # A result that is not JSON is a handler bug: internal_error, logged.
         return _internal_error(
             table.surface, name, error, sensitive_values(args, entry.schema.sensitive)
         )
     cap = table.limits.max_observation_bytes
-    if size > cap:
-        raise ObservationTooLarge(f"the result is {size} bytes of JSON; the cap is {cap}")
+    if len(text) > cap:
+        raise ObservationTooLarge(f"the result is {len(text)} bytes of JSON; the cap is {cap}")
+    unfit = _unfit_result(text, result)
+    if unfit is not None:
+        return _internal_error(
+            table.surface, name, unfit, sensitive_values(args, entry.schema.sensitive)
+        )
     return Observation.success(result)
+
+
+def _unfit_result(text: str, result: object) -> ValueError | None:
+    """Why a result that encodes as ASCII JSON (``text``) is still not JSON every surface can write.
+
+    Nested deeper than :data:`MAX_RESULT_DEPTH`, or a lone surrogate: ASCII JSON
+    shows one as a ``\\udXXX`` escape, but UTF-8 cannot encode it.
+    """
+    if nested_deeper_than(text, MAX_RESULT_DEPTH):
+        return ValueError(f"the result is nested deeper than {MAX_RESULT_DEPTH}")
+    if "\\ud" in text:  # a surrogate escape (or the text "\\ud"): check the UTF-8 encoding
+        try:
+            _UTF8_ENCODER.encode(result).encode("utf-8")
+        except UnicodeEncodeError:
+            return ValueError("the result holds a lone surrogate (text that is not UTF-8)")
+    return None
+
+
+def _utf8_text(text: str) -> str:
+    """``text`` with each lone surrogate shown as its escape (``\\udce9``): UTF-8 can encode it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _secrets_of(table: Table, name: object, args: object) -> tuple[str, ...]:
