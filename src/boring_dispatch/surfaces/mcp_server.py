@@ -7,20 +7,22 @@ complete ``CallToolResult`` (text content, ``structuredContent`` and
 ``isError``) built by :mod:`._mcp_results`, and the SDK validates nothing
 against our schemas (the dispatcher validates every call itself).
 
-Calls run in worker threads (at most :data:`MAX_CONCURRENT_CALLS` at once).
-When a call is cancelled, its gateways are ended; when the session ends
-(stdin closes, ``SIGTERM``/``SIGHUP``, or the server returns), every gateway
-still running is ended (see :mod:`._mcp_children`).
+Calls run in worker threads (at most :data:`MAX_CONCURRENT_CALLS` at once;
+a cancelled call keeps its slot until its thread ends). The streams come from
+:mod:`._mcp_transport`: strict, bounded reading with an error response for
+every refused message, and back-pressure instead of buffering. When a call is
+cancelled, its gateways are ended; when the session ends (stdin closes,
+``SIGTERM``/``SIGHUP``, or the server returns), every gateway still running is
+ended (see :mod:`._mcp_children`).
 """
 
 from __future__ import annotations
 
 import functools
 import signal
-import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import IO, TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.observe.trace import new_trace_id
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from boring_dispatch.surfaces._mcp_calls import RepositoryCalls, TableCalls
+    from boring_dispatch.surfaces._mcp_transport import Flow
 
 __all__ = ["MAX_CONCURRENT_CALLS", "SERVER_NAME", "serve"]
 
@@ -103,27 +106,23 @@ def _end_gateways_on_signals() -> None:
 
 
 async def _serve_stdio(backend: RepositoryCalls | TableCalls) -> None:
-    import anyio
-    from mcp.server.stdio import stdio_server
+    from boring_dispatch.surfaces._mcp_transport import Flow, stdio_streams
 
-    from boring_dispatch.surfaces._mcp_stdin import BoundedLineReader
-
-    server = _build_server(backend)
-    reader = BoundedLineReader(sys.stdin.buffer, on_eof=end_descendant_groups)
-    # A text stream that anyio reads with readline() only; IO[str] is typeshed's nominal type.
-    stdin = anyio.wrap_file(cast("IO[str]", reader))
-    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+    flow = Flow()
+    server = _build_server(backend, flow)
+    async with stdio_streams(flow, on_eof=end_descendant_groups) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
+def _build_server(backend: RepositoryCalls | TableCalls, flow: Flow) -> Server[Any]:
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
     from boring_dispatch.surfaces._mcp_calls import RepositoryCalls
+    from boring_dispatch.surfaces._mcp_transport import CallSlots
 
-    limiter = anyio.CapacityLimiter(MAX_CONCURRENT_CALLS)
+    slots = CallSlots(MAX_CONCURRENT_CALLS)
     tools = _listed_tools(backend)
     listing = types.ListToolsResult(tools=tools)
 
@@ -141,8 +140,10 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
             trace_id = None
             run = functools.partial(backend.call, params.name, params.arguments)
         try:
-            # abandon_on_cancel: a cancelled call returns at once; its gateways are ended below
-            outcome = await anyio.to_thread.run_sync(run, abandon_on_cancel=True, limiter=limiter)
+            # No call starts while the client leaves too much output unread.
+            await flow.room_to_answer()
+            # A cancelled call returns at once; its gateways are ended below.
+            outcome = await slots.run(run)
         except anyio.get_cancelled_exc_class():
             if trace_id is not None:
                 end_descendant_groups(trace_id)
