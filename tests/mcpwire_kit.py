@@ -215,8 +215,8 @@ class RawServer:
         assert stdout is not None
         deadline = time.monotonic() + timeout_s
         while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([stdout], [], [], left)[0]:
+            left = max(0.0, deadline - time.monotonic())
+            if not select.select([stdout], [], [], left)[0]:
                 return None
             chunk = os.read(stdout.fileno(), 1 << 20)
             if not chunk:

@@ -13,9 +13,10 @@ own (the SDK still does all JSON-RPC and MCP work):
   dropped, since a response is never answered. A request whose id is still in
   progress is refused too.
 - Back-pressure, not buffering: the next line is read only while fewer than
-  :data:`MAX_PENDING_REQUESTS` requests are unanswered, their lines total less
-  than :data:`MAX_PENDING_BYTES`, and less than :data:`MAX_UNSENT_BYTES` of
-  encoded messages wait for the client to read them. A tool call starts only
+  :data:`MAX_PENDING_REQUESTS` requests are unanswered (a request is pending
+  until its response is written), their lines total less than
+  :data:`MAX_PENDING_BYTES`, and less than :data:`MAX_UNSENT_BYTES` of encoded
+  messages wait for the client to read them. A tool call starts only
   under the last bound too, and a call's worker slot is held until its thread
   ends (:class:`CallSlots`), even when the client cancelled it.
 - Writing: every message is encoded here, once. One that cannot be encoded
@@ -75,9 +76,9 @@ __all__ = [
 #: Requests read and not yet answered: waiting for a worker, running, or being written.
 MAX_PENDING_REQUESTS: Final = 64
 #: The lines of those requests, together (one line over it is still read, alone).
-MAX_PENDING_BYTES: Final = 16 << 20
+MAX_PENDING_BYTES: Final = 8 << 20
 #: Encoded messages the client has not read yet (one result over it is still sent).
-MAX_UNSENT_BYTES: Final = 16 << 20
+MAX_UNSENT_BYTES: Final = 4 << 20
 
 _LOG: Final = logging.getLogger("boring_dispatch")
 _T = TypeVar("_T")
@@ -110,7 +111,7 @@ class Flow:
         return True
 
     def settle(self, key: RequestId) -> None:
-        """The request is answered, or will never be (it was cancelled)."""
+        """The request's response is written, or there will be none (it was cancelled)."""
         size = self._pending.pop(key, None)
         if size is not None:
             self._pending_bytes -= size
@@ -210,16 +211,20 @@ class _Job:
 
 @dataclass(slots=True)
 class _Out:
-    """Encoded bytes on their way to stdout, counted until written."""
+    """Encoded bytes on their way to stdout, counted until written (with the request answered)."""
 
     data: bytes
     flow: Flow
+    #: The request this response settles once written (``None``: a refusal or a notification).
+    answers: RequestId | None
     done: bool = False
 
     def release(self) -> None:
         if not self.done:
             self.done = True
             self.flow.sent(len(self.data))
+            if self.answers is not None:
+                self.flow.settle(self.answers)
 
 
 class WireWriter:
@@ -230,21 +235,24 @@ class WireWriter:
         self._flow = flow
 
     async def send(self, item: SessionMessage, /) -> None:
-        """Send one of the SDK's messages; a response settles its request."""
+        """Send one of the SDK's messages; a response settles its request once written."""
         message = item.message
+        answers = None
         if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
-            self._flow.settle(coerce_request_id(message.id))
-        await self._queue(_encode(message))
+            answers = coerce_request_id(message.id)
+        await self._queue(_encode(message), answers)
 
     async def refuse(self, refusal: Refusal) -> None:
         """Answer a message the transport refused (its id, if any, settles nothing)."""
         error = ErrorData(code=refusal.code, message=refusal.message)
-        await self._queue(_encode(JSONRPCError(jsonrpc="2.0", id=refusal.request_id, error=error)))
+        message = JSONRPCError(jsonrpc="2.0", id=refusal.request_id, error=error)
+        await self._queue(_encode(message), None)
 
-    async def _queue(self, data: bytes) -> None:
+    async def _queue(self, data: bytes, answers: RequestId | None) -> None:
+        out = _Out(data, self._flow, answers)
         if not data:
+            out.release()
             return
-        out = _Out(data, self._flow)
         self._flow.queued(len(data))
         try:
             await self._send.send(out)

@@ -18,6 +18,7 @@ the client's waiting call ends; otherwise ``null``. No SDK import here.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -54,7 +55,7 @@ _HEAD_ID: Final = re.compile(rb'\A\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\
 _TAIL_ID: Final = re.compile(rb'"id"\s*:\s*' + _EDGE_ID + rb"\s*\}\s*\Z")
 # A string, possessively: never backtracks, and an unterminated one runs to the end.
 _STRING: Final = re.compile(rb'"(?:[^"\\]++|\\.)*+\\?+(?:"|\Z)', re.DOTALL)
-_BRACKET: Final = re.compile(rb"[\[\]{}]")
+_SEPARATORS: Final = (b"[", b"{", b",", b":")
 _SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
@@ -96,31 +97,39 @@ def read_message(line: bytes | Oversized, *, max_line_bytes: int) -> Message | R
         return Refusal(INVALID_REQUEST, "a message is one JSON object (no batches)", None)
     is_response = "method" not in value and ("result" in value or "error" in value)
     request_id = value.get("id")
-    problem: Refusal | None = None
-    if id(value) in keys.ambiguous_id:
-        problem = Refusal(INVALID_REQUEST, "the message has a duplicate key", None)
-    elif not _valid_id(request_id):
+    if not _valid_id(request_id) or id(value) in keys.ambiguous_id:
         request_id = None
-        if "id" in value:
-            problem = Refusal(INVALID_REQUEST, _ID_RULE, None)
-    if problem is None and keys.duplicated:
-        problem = Refusal(INVALID_REQUEST, "the message has a duplicate key", request_id)
-    if problem is None and _SURROGATE_ESCAPE.search(line) and holds_lone_surrogate(value):
-        problem = Refusal(PARSE_ERROR, "the message holds a lone surrogate", request_id)
+    problem = _problem(value, keys, line, request_id)
     if problem is not None:
         return None if is_response else problem
     return Message(value, request_id, is_response)
 
 
+def _problem(
+    value: dict[str, object], keys: _Keys, line: bytes, request_id: str | int | None
+) -> Refusal | None:
+    """What is wrong with a parsed message (``request_id``: its id, if valid), or ``None``."""
+    if line.count(b"[") + line.count(b"{") > MAX_MESSAGE_DEPTH and _deeper_than_cap(value):
+        return Refusal(INVALID_REQUEST, _TOO_DEEP, request_id)
+    if keys.duplicated:
+        return Refusal(INVALID_REQUEST, "the message has a duplicate key", request_id)
+    if "id" in value and request_id is None:
+        return Refusal(INVALID_REQUEST, _ID_RULE, None)
+    if _SURROGATE_ESCAPE.search(line) and holds_lone_surrogate(value):
+        return Refusal(PARSE_ERROR, "the message holds a lone surrogate", request_id)
+    return None
+
+
 def _parse(line: bytes) -> tuple[object, _Keys] | Refusal:
-    """The JSON value of a line whose shape is bounded, or why it is not one."""
-    shape = _shape_problem(line)
-    if shape is not None:
-        return Refusal(INVALID_REQUEST, shape, _edge_id(line[:512], line[-512:]))
+    """The JSON value of a line of at most :data:`MAX_MESSAGE_ITEMS` items, or why not."""
+    edge_id = functools.partial(_edge_id, line[:512], line[-512:])
+    if _too_many_items(line):
+        too_many = f"the message has more than {MAX_MESSAGE_ITEMS} values"
+        return Refusal(INVALID_REQUEST, too_many, edge_id())
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
-        return Refusal(PARSE_ERROR, "the message is not UTF-8", _edge_id(line[:512], line[-512:]))
+        return Refusal(PARSE_ERROR, "the message is not UTF-8", edge_id())
     keys = _Keys()
     try:
         value = json.loads(
@@ -129,11 +138,14 @@ def _parse(line: bytes) -> tuple[object, _Keys] | Refusal:
             parse_float=_finite_float,
             parse_constant=_no_constant,
         )
-    except (ValueError, RecursionError):
-        return Refusal(PARSE_ERROR, "the message is not JSON", _edge_id(line[:512], line[-512:]))
+    except RecursionError:
+        return Refusal(INVALID_REQUEST, _TOO_DEEP, edge_id())
+    except ValueError:
+        return Refusal(PARSE_ERROR, "the message is not JSON", edge_id())
     return value, keys
 
 
+_TOO_DEEP: Final = f"the message is nested deeper than {MAX_MESSAGE_DEPTH}"
 _ID_RULE: Final = f"an id is a string or an integer of at most {MAX_ID} in magnitude"
 
 
@@ -147,26 +159,35 @@ def _valid_id(value: object) -> bool:
     return False
 
 
-def _shape_problem(line: bytes) -> str | None:
-    """Too many values or too deep, counted outside strings, or ``None``."""
-    opens = line.count(b"[") + line.count(b"{")
-    items = 1 + opens + line.count(b",") + line.count(b":")
-    if items <= MAX_MESSAGE_ITEMS and opens <= MAX_MESSAGE_DEPTH:
-        return None
-    # The counts include characters inside strings: count again with every string emptied.
-    skeleton = _STRING.sub(b'""', line)
-    opens = skeleton.count(b"[") + skeleton.count(b"{")
-    items = 1 + opens + skeleton.count(b",") + skeleton.count(b":")
-    if items > MAX_MESSAGE_ITEMS:
-        return f"the message has more than {MAX_MESSAGE_ITEMS} values"
-    if opens > MAX_MESSAGE_DEPTH:
-        depth = deepest = 0
-        for bracket in _BRACKET.findall(skeleton):
-            depth += 1 if bracket in b"[{" else -1
-            deepest = max(deepest, depth)
-        if deepest > MAX_MESSAGE_DEPTH:
-            return f"the message is nested deeper than {MAX_MESSAGE_DEPTH}"
-    return None
+def _too_many_items(line: bytes) -> bool:
+    """More than :data:`MAX_MESSAGE_ITEMS` values and keys, counted outside strings.
+
+    Nothing is copied: the separators inside each string are counted in place
+    and taken off, and every string is a value or a key, so more strings than
+    the cap is too many already.
+    """
+    items = 1 + sum(map(line.count, _SEPARATORS))
+    if items <= MAX_MESSAGE_ITEMS:
+        return False
+    for count, string in enumerate(_STRING.finditer(line), start=1):
+        if count > MAX_MESSAGE_ITEMS:
+            return True
+        start, end = string.span()
+        items -= sum(line.count(separator, start, end) for separator in _SEPARATORS)
+    return items > MAX_MESSAGE_ITEMS
+
+
+def _deeper_than_cap(value: object) -> bool:
+    """Nesting of the parsed value beyond :data:`MAX_MESSAGE_DEPTH` (an iterative walk)."""
+    pending: list[tuple[object, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth >= MAX_MESSAGE_DEPTH:
+                return True
+            members = item.values() if isinstance(item, dict) else item
+            pending.extend((member, depth + 1) for member in members)
+    return False
 
 
 def _edge_id(head: bytes, tail: bytes) -> str | int | None:
