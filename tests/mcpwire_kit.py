@@ -10,6 +10,7 @@ block, or return results of a chosen size.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import os
@@ -186,22 +187,32 @@ class RawServer:
         assert self.request(INITIALIZE)["id"] == 0
         self.send_json({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
-    def send(self, line: bytes) -> None:
-        """Write one raw line (a newline is added)."""
-        stdin = self._proc.stdin
-        assert stdin is not None
-        stdin.write(line + b"\n")
-        stdin.flush()
+    def send(self, line: bytes, timeout_s: float = 30.0) -> None:
+        """Write one raw line (a newline is added); fails if the server reads none of it in time."""
+        data = memoryview(line + b"\n")
+        fd = self.stdin_fd
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+        try:
+            while data:
+                ready = select.select([], [fd], [], timeout_s)[1]
+                assert ready, f"the server read nothing for {timeout_s}s"
+                try:
+                    data = data[os.write(fd, data[: 1 << 20]) :]
+                except BlockingIOError:
+                    continue
+        finally:
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags)
 
     def send_json(self, message: object) -> None:
         self.send(json.dumps(message).encode())
 
-    def request(self, message: object, timeout_s: float = 30.0) -> dict[str, Any]:
+    def request(self, message: object, timeout_s: float = 5.0) -> dict[str, Any]:
         """Send one message and read the next line the server writes."""
         self.send_json(message)
         return self.receive(timeout_s)
 
-    def receive(self, timeout_s: float = 30.0) -> dict[str, Any]:
+    def receive(self, timeout_s: float = 5.0) -> dict[str, Any]:
         """The next line the server writes, parsed; fails after ``timeout_s``."""
         line = self.receive_line(timeout_s)
         assert line is not None, f"no message within {timeout_s}s"

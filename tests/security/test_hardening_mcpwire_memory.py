@@ -210,3 +210,18 @@ def _threads(pid: int) -> int:
         if line.startswith("Threads:"):
             return int(line.split()[1])
     raise AssertionError("no Threads in /proc/<pid>/status")
+
+
+def test_cancelled_requests_no_longer_count_against_the_pending_bound(
+    server: RawServer, tmp_path: Path
+) -> None:
+    markers = [tmp_path / f"held-{n}" for n in range(8)]
+    for request_id, marker in enumerate(markers, start=10):
+        server.send(_call(request_id, "block", {"marker": str(marker)}).rstrip(b"\n"))
+    assert wait_until(lambda: all(marker.exists() for marker in markers), timeout_s=30.0)
+    # Every slot is held: each call below waits, is cancelled, and is never answered.
+    for request_id in range(100, 100 + 3 * 64):
+        server.send(_call(request_id, "echo", {"text": "x"}).rstrip(b"\n"))
+        cancel = {"requestId": request_id, "reason": "test"}
+        server.send_json({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+    server.ping(99)  # read and answered: the cancelled requests were settled
