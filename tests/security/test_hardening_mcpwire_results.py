@@ -338,3 +338,42 @@ def test_mcp_repository_results_with_gateway_bytes_that_are_not_utf8(
                 assert result["isError"] is False, result
                 streams = result["structuredContent"]["result"]
                 assert streams["stdout"] == data.decode("utf-8", "replace")
+
+
+# --------------------------------------------------------------------------- #
+# Requests: a lone surrogate is not text, so a strict request refuses it
+
+
+REQUESTS: Final = [
+    '{{"name":"echo{e}","args":{{}}}}',
+    '{{"name":"echo","args":{{"{e}":"x"}}}}',
+    '{{"name":"echo","args":{{"text":"{e}"}}}}',
+    '{{"name":"echo","args":{{"a":[["{e}"]]}}}}',
+]
+
+
+@pytest.mark.parametrize("escape", [r"\ud800", r"\udfff", r"\udbff\u0041", r"\ude00\ud83d"])
+@pytest.mark.parametrize("template", REQUESTS)
+def test_a_request_with_a_lone_surrogate_is_an_invalid_request(
+    table: Registry, escape: str, template: str
+) -> None:
+    request = template.format(e=escape)
+    for text in (request, request.encode()):
+        envelope = table.dispatch_json(text).to_json()
+        assert envelope["ok"] is False
+        assert envelope["error"] == {
+            "code": "invalid_request",
+            "message": "request is not valid Unicode text",
+        }
+    (entry,) = replay_lines(table, [request])
+    assert entry.malformed
+
+
+def test_a_request_with_a_raw_lone_surrogate_or_a_valid_pair_escape(table: Registry) -> None:
+    raw = '{"name":"echo","args":{"text":"\ud800"}}'
+    refused = table.dispatch_json(raw)
+    assert refused.error is not None
+    assert refused.error.code == "invalid_request"
+    pair = table.dispatch_json(r'{"name":"echo","args":{"text":"\ud83d\ude00"}}')
+    assert pair.ok
+    assert pair.result == {"text": "\U0001f600"}
