@@ -84,6 +84,15 @@ HOSTILE_TABLE: Final = textwrap.dedent(
         return {"text": text}
 
 
+    def noisy() -> dict:
+        import sys
+
+        print("stray print")
+        sys.stdout.flush()
+        os.write(1, b"stray write\\n")
+        return {"stdin": sys.stdin.read(), "raw": os.read(0, 100).decode()}
+
+
     def block(marker: str) -> dict:
         Path(marker).touch()
         threading.Event().wait()
@@ -99,6 +108,7 @@ HOSTILE_TABLE: Final = textwrap.dedent(
             "deep": Tool(deep, description="A nested result."),
             "sized": Tool(sized, description="A result of a given size."),
             "echo": Tool(echo, description="Echo text."),
+            "noisy": Tool(noisy, description="Print and read stdin."),
             "block": Tool(block, description="Never return."),
         },
         limits=TableLimits(max_observation_bytes=1 << 20),

@@ -427,3 +427,18 @@ def test_an_id_still_in_progress_is_refused_and_the_first_call_is_not_disturbed(
             assert answer["id"] == same
             assert answer["error"]["code"] == INVALID_REQUEST
         raw.ping(6)
+
+
+def test_a_handler_cannot_read_or_write_the_wire(server: RawServer) -> None:
+    request_id = next(_IDS)
+    # The next request is already in the pipe when the handler reads its stdin.
+    server.send_json(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": "noisy"}}
+    )
+    server.send_json(ping(request_id + 1))
+    answers = {answer["id"]: answer for answer in (server.receive(), server.receive())}
+    assert answers[request_id]["result"]["structuredContent"]["result"] == {
+        "ok": True,
+        "result": {"stdin": "", "raw": ""},
+    }
+    assert answers[request_id + 1] == {"jsonrpc": "2.0", "id": request_id + 1, "result": {}}

@@ -387,10 +387,13 @@ def _private_stdio() -> Iterator[tuple[int, int]]:
         sys.stdout.flush()
     stdin_fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     stdout_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-    null = os.open(os.devnull, os.O_RDONLY)
+    null = os.open(os.devnull, os.O_RDWR)
     try:
         os.dup2(null, 0)
-        os.dup2(2, 1)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr: stray output goes nowhere
+            os.dup2(null, 1)
     finally:
         os.close(null)
     try:
