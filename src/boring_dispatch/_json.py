@@ -1,6 +1,7 @@
 """Strict JSON for requests: what the stdlib accepts by default, we refuse.
 
-``json.loads`` keeps the last of duplicate keys, accepts ``NaN``/``Infinity``,
+``json.loads`` keeps the last of duplicate keys, accepts ``NaN``/``Infinity``
+and lone surrogates (``"\\ud800"``, which no UTF-8 writer can write back),
 turns a number literal beyond the float range (``1e400``) into ``inf``,
 raises ``RecursionError`` on deep nesting and ``ValueError`` on huge integers.
 :func:`strict_loads` refuses all of these with one exception type, after
@@ -11,18 +12,24 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Final, NoReturn
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_DEPTH",
     "StrictJSONError",
+    "holds_lone_surrogate",
+    "nested_deeper_than",
     "same_json",
     "strict_loads",
 ]
 
 DEFAULT_MAX_BYTES: Final = 1 << 20
 DEFAULT_MAX_DEPTH: Final = 32
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+#: A ``\\uD800``..``\\uDFFF`` escape (maybe half of a valid pair, maybe a lone surrogate).
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class StrictJSONError(ValueError):
@@ -50,11 +57,12 @@ def strict_loads(
             text = text.decode("utf-8")
         except UnicodeDecodeError:
             raise StrictJSONError("request is not UTF-8") from None
-    # Counting brackets is C-speed; the exact scan runs only when the count could exceed the cap.
-    if text.count("[") + text.count("{") > max_depth and _depth(text) > max_depth:
+    if nested_deeper_than(text, max_depth):
         raise StrictJSONError(f"request is nested deeper than {max_depth}")
+    if _SURROGATE.search(text):
+        raise StrictJSONError("request is not valid Unicode text")
     try:
-        return json.loads(
+        value = json.loads(
             text,
             object_pairs_hook=_unique_object,
             parse_constant=_no_constant,
@@ -64,6 +72,34 @@ def strict_loads(
         raise
     except (ValueError, RecursionError):
         raise StrictJSONError("request is not valid JSON") from None
+    if _SURROGATE_ESCAPE.search(text) and holds_lone_surrogate(value):
+        raise StrictJSONError("request is not valid Unicode text")
+    return value
+
+
+def nested_deeper_than(text: str, max_depth: int) -> bool:
+    """True when the JSON ``text`` nests ``[``/``{`` more than ``max_depth`` deep."""
+    # Counting brackets is C-speed; the exact scan runs only when the count could exceed the cap.
+    return text.count("[") + text.count("{") > max_depth and _depth(text) > max_depth
+
+
+def holds_lone_surrogate(value: object) -> bool:
+    """True when a string of a parsed JSON value (a key or a member) holds a lone surrogate.
+
+    Such a string cannot be encoded as UTF-8: every writer of JSON text would fail on it.
+    """
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item)
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return False
 
 
 def _depth(text: str) -> int:

@@ -27,6 +27,11 @@ _RETRY_HINT: Final = "Correct the arguments and call the tool again."
 _FINAL_HINT: Final = "Do not call the tool again with other arguments for this."
 
 
+def _utf8_text(text: str) -> str:
+    """``text`` with each lone surrogate shown as its escape (``\\udce9``)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @final
 @dataclass(frozen=True, slots=True)
 class ObservationError:
@@ -40,6 +45,13 @@ class ObservationError:
     details: tuple[tuple[str, str], ...] = ()
     #: Set for ``internal_error``: the key of the server-side log line with the traceback.
     correlation_id: str | None = None
+
+    def __post_init__(self) -> None:
+        # A message or path can quote text a handler or a caller chose; a lone surrogate
+        # in it could not be written as UTF-8 by any surface, so it is kept as its escape.
+        object.__setattr__(self, "message", _utf8_text(self.message))
+        details = tuple((_utf8_text(path), _utf8_text(text)) for path, text in self.details)
+        object.__setattr__(self, "details", details)
 
     @property
     def retryable(self) -> bool:

@@ -33,6 +33,11 @@ a nested event loop and custom subclasses alike. A handler cannot tell the
 process that serves the table (an MCP server, replay) to stop. The price: a
 Ctrl-C that arrives while a handler runs on the main thread ends that one
 call as ``internal_error`` instead of the program.
+
+A result is JSON when it encodes, within the size cap, nested at most
+:data:`MAX_RESULT_DEPTH` deep, and as UTF-8 (no lone surrogate, such as
+``os.listdir()`` gives for a file name that is not UTF-8): what one surface
+could not write, no surface returns.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, final
 
-from boring_dispatch._json import StrictJSONError, strict_loads
+from boring_dispatch._json import StrictJSONError, nested_deeper_than, strict_loads
 from boring_dispatch.errors import (
     Denied,
     InvalidArguments,
@@ -75,6 +80,7 @@ if TYPE_CHECKING:
     from boring_dispatch.registry.schema import ArgumentSchema
 
 __all__ = [
+    "MAX_RESULT_DEPTH",
     "WITHHELD_MESSAGE",
     "AuditHealth",
     "Entry",
@@ -90,6 +96,10 @@ __all__ = [
 
 _LOG: Final = logging.getLogger("boring_dispatch")
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+_UTF8_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+#: Deepest nesting of ``[`` and ``{`` in a handler's result; deeper is ``internal_error``
+#: (JSON writers have their own limits, the MCP SDK's is near 250 with its envelope).
+MAX_RESULT_DEPTH: Final = 64
 _CROCKFORD: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _REQUEST_KEYS: Final = frozenset({"name", "args"})
 _RECORDED_KEYS: Final = frozenset({"name", "args", "observation"})
@@ -445,7 +455,7 @@ def _canonical_or_none(
         return None
 
 
-def _call(
+def _call(  # noqa: PLR0911 - one return per outcome of the call stage
     table: Table, name: str, entry: Entry, kwargs: dict[str, object], secrets: tuple[str, ...]
 ) -> Observation:
     """Stages 5 and 6: call the handler, then make a small JSON-serializable observation."""
@@ -475,8 +485,27 @@ def _call(
     cap = table.limits.max_observation_bytes
     if size > cap:
         raise ObservationTooLarge(f"the result is {size} bytes of JSON; the cap is {cap}")
+    unfit = _unfit_result(text, result)
+    if unfit is not None:
+        return _internal_error(table.surface, name, unfit, secrets)
     # What was checked is what is kept: the JSON decoded afresh, not the handler's live object.
     return Observation.success(guards.checked_copy(result, text))
+
+
+def _unfit_result(text: str, result: object) -> ValueError | None:
+    """Why a result that encodes as ASCII JSON (``text``) is still not JSON every surface can write.
+
+    Nested deeper than :data:`MAX_RESULT_DEPTH`, or a lone surrogate: ASCII JSON
+    shows one as a ``\\udXXX`` escape, but UTF-8 cannot encode it.
+    """
+    if nested_deeper_than(text, MAX_RESULT_DEPTH):
+        return ValueError(f"the result is nested deeper than {MAX_RESULT_DEPTH}")
+    if "\\ud" in text:  # a surrogate escape (or the text "\\ud"): check the UTF-8 encoding
+        try:
+            _UTF8_ENCODER.encode(result).encode("utf-8")
+        except UnicodeEncodeError:
+            return ValueError("the result holds a lone surrogate (text that is not UTF-8)")
+    return None
 
 
 def _tool_error(table: Table, name: str, message: str, secrets: tuple[str, ...]) -> Observation:
@@ -485,6 +514,7 @@ def _tool_error(table: Table, name: str, message: str, secrets: tuple[str, ...])
     Never scrubbed in place: ``wr[redacted]ng passw[redacted]rd`` would show
     the secret ``o`` as plainly as the message. Only the fact that the
     message held a sensitive value shows; the message is not logged either.
+    A lone surrogate is kept as its escape (:class:`ObservationError` does that).
     """
     if secrets and guards.reveals(message, secrets):
         _LOG.info(

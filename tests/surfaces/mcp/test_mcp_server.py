@@ -27,7 +27,7 @@ from boring_dispatch.observe.trace import valid_trace_id
 from boring_dispatch.records import RouteRequest
 from boring_dispatch.registry.spec import load_registry
 from boring_dispatch.repository.repository import Repository
-from boring_dispatch.surfaces.mcp._stdin import OVERSIZED_METHOD, BoundedLineReader
+from boring_dispatch.surfaces.mcp._stdin import BoundedLineReader, Oversized
 from boring_dispatch.surfaces.mcp._tools import INPUT_SCHEMA, OUTPUT_SCHEMA
 from kits.gateways import process_running, wait_until
 from kits.mcp import CALLER, McpServer, projection, read_spans, write_tools_repository
@@ -538,29 +538,21 @@ def test_a_message_over_the_wire_cap_gets_an_error_response_and_the_server_lives
     assert server.call("invoke_security_0", projection("streams-human"))["isError"] is False
 
 
-def test_an_oversized_message_is_replaced_by_a_request_with_its_id() -> None:
+def test_an_oversized_line_is_skipped_and_only_its_edges_are_kept() -> None:
     ended: list[bool] = []
     lines = [
         b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"x":"' + b"a" * 100 + b'"}}\n',
-        b'{"method":"tools/call","params":{"x":"'
-        + b"b" * 100
-        + b'"},"jsonrpc":"2.0","id":"r-1"}\n',
-        b'{"x":"' + b"c" * 100 + b'"}\n',
+        b'{"x":"' + b"c" * 2000 + b'"}\n',
         b'{"jsonrpc":"2.0","id":8,"method":"ping"}\n',
     ]
     source = io.BytesIO(b"".join(lines))
     reader = BoundedLineReader(source, on_eof=lambda: ended.append(True), max_line_bytes=64)
-    assert json.loads(reader.readline()) == {"jsonrpc": "2.0", "id": 7, "method": OVERSIZED_METHOD}
-    assert json.loads(reader.readline()) == {
-        "jsonrpc": "2.0",
-        "id": "r-1",
-        "method": OVERSIZED_METHOD,
-    }
-    assert reader.readline() == "{}\n"
-    assert reader.readline() == lines[3].decode()
+    assert reader.readline() == Oversized(lines[0][:65], lines[0][-512:])
+    assert reader.readline() == Oversized(lines[1][:65], lines[1][-512:])
+    assert reader.readline() == lines[2]
     assert ended == []
-    assert reader.readline() == ""
-    assert reader.readline() == ""
+    assert reader.readline() == b""
+    assert reader.readline() == b""
     assert ended == [True]
 
 

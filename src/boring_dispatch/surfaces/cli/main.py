@@ -91,8 +91,7 @@ def _invocation_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
         description="Resolve, authorize and run one exported interface of a blueprint repository.",
         epilog=(
-            "subcommands: dispatcher"
-            " {names,replay,describe,mcp,deploy,serve,setup,timeline} --help"
+            "subcommands: dispatcher {names,replay,describe,mcp,deploy,serve,setup,timeline} --help"
         ),
     )
     once = _once_action()

@@ -2,11 +2,11 @@
 
 The SDK's stdio transport reads whole lines, however long. This reader keeps
 at most :data:`MAX_LINE_BYTES` of one message: a longer line is read to its
-end and discarded, and in its place the transport gets a tiny request with
-the same JSON-RPC id (when the id can be read from the line's first or last
-bytes) and a method no server has, so the client receives an error response
-for that id instead of waiting forever. Projections far below this cap but
-above the dispatcher's own caps are refused with a structured result instead.
+end and discarded, and in its place the transport gets an :class:`Oversized`
+record of its first and last bytes (where a JSON-RPC id may be found), so the
+client receives an error response instead of waiting forever. Projections far
+below this cap but above the dispatcher's own caps are refused with a
+structured result instead.
 
 At end of input the reader runs its ``on_eof`` callback once (the server ends
 the gateways still running for a client that has gone).
@@ -14,29 +14,28 @@ the gateways still running for a client that has gone).
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import BinaryIO, Final
 
-__all__ = ["MAX_LINE_BYTES", "OVERSIZED_METHOD", "BoundedLineReader"]
+__all__ = ["EDGE_BYTES", "MAX_LINE_BYTES", "BoundedLineReader", "Oversized"]
 
 #: One JSON-RPC message: 4 MiB of stdin can take six times that once JSON-escaped.
 MAX_LINE_BYTES: Final = 32 * 1024 * 1024
-#: The method of the stand-in request that replaces an oversized message.
-OVERSIZED_METHOD: Final = "boring-dispatch/message-too-large"
-_EDGE: Final = 512
-_ID: Final = rb'(-?\d{1,18}|"(?:[^"\\]|\\.){0,128}")'
-_HEAD_ID: Final = re.compile(rb'\A\s*\{\s*"jsonrpc"\s*:\s*"2\.0"\s*,\s*"id"\s*:\s*' + _ID)
-_TAIL_ID: Final = re.compile(rb'"id"\s*:\s*' + _ID + rb"\s*\}\s*\Z")
+#: How many first and last bytes of an oversized line are kept.
+EDGE_BYTES: Final = 512
+
+
+@dataclass(frozen=True, slots=True)
+class Oversized:
+    """A line longer than the cap, already skipped: only its edges are left."""
+
+    head: bytes
+    tail: bytes
 
 
 class BoundedLineReader:
-    """A line source over a binary stream whose ``readline`` never holds more than one cap.
-
-    It offers just what ``anyio.wrap_file`` and the SDK transport use: ``readline``
-    and ``close`` (which leaves the binary stream open: it is not ours).
-    """
+    """A line source over a binary stream whose ``readline`` never holds more than one cap."""
 
     def __init__(
         self,
@@ -49,20 +48,15 @@ class BoundedLineReader:
         self._on_eof: Callable[[], object] | None = on_eof
         self._cap = max_line_bytes
 
-    def close(self) -> None:
-        """Nothing to release."""
-
-    def readline(self) -> str:
-        """One line, a stand-in for an oversized one, or ``""`` at end of input."""
+    def readline(self) -> bytes | Oversized:
+        """One line (with its newline, if any), an oversized one's edges, or ``b""`` at the end."""
         data = self._source.readline(self._cap + 1)
         if not data:
             self._eof()
-            return ""
+            return b""
         if len(data) <= self._cap or data.endswith(b"\n"):
-            return data.decode("utf-8", "replace")
-        head = data[:_EDGE]
-        tail = self._skip_rest(data[-_EDGE:])
-        return _stand_in(head, tail)
+            return data
+        return Oversized(data[:EDGE_BYTES], self._skip_rest(data[-EDGE_BYTES:]))
 
     def _skip_rest(self, tail: bytes) -> bytes:
         """Read and drop the rest of the line; return its last bytes."""
@@ -70,7 +64,7 @@ class BoundedLineReader:
             chunk = self._source.readline(self._cap)
             if not chunk:
                 return tail
-            tail = (tail + chunk)[-_EDGE:]
+            tail = (tail + chunk)[-EDGE_BYTES:]
             if chunk.endswith(b"\n"):
                 return tail
 
@@ -78,16 +72,3 @@ class BoundedLineReader:
         callback, self._on_eof = self._on_eof, None
         if callback is not None:
             callback()
-
-
-def _stand_in(head: bytes, tail: bytes) -> str:
-    """A request carrying the oversized message's id, or an unparsable line without one."""
-    match = _HEAD_ID.match(head) or _TAIL_ID.search(tail.rstrip(b"\r\n"))
-    if match is None:
-        return "{}\n"  # the transport reports it as a parse error and carries on
-    try:
-        request_id = json.loads(match.group(1))
-    except ValueError:
-        return "{}\n"
-    stand_in = {"jsonrpc": "2.0", "id": request_id, "method": OVERSIZED_METHOD}
-    return json.dumps(stand_in) + "\n"

@@ -14,16 +14,18 @@ dry runs and refusals never wait for a slot. When a call is cancelled, its
 gateways are ended, and a gateway it has not spawned yet never is; when the
 session ends (stdin closes, ``SIGTERM``/``SIGHUP``, or the server returns),
 every gateway still running is ended (see :mod:`._mcp_children`).
+The streams come from :mod:`._transport`: strict, bounded reading with an
+error response for every refused message, and back-pressure instead of
+buffering (no call starts while the client leaves too much output unread).
 """
 
 from __future__ import annotations
 
 import functools
 import signal
-import sys
 from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import IO, TYPE_CHECKING, Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.process._cancel import cancel as cancel_launches
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls
+    from boring_dispatch.surfaces.mcp._transport import Flow
 
 __all__ = ["MAX_CONCURRENT_CALLS", "SERVER_NAME", "serve"]
 
@@ -156,20 +159,15 @@ def _end_gateways_on_signals() -> None:
 
 
 async def _serve_stdio(backend: RepositoryCalls | TableCalls) -> None:
-    import anyio
-    from mcp.server.stdio import stdio_server
+    from boring_dispatch.surfaces.mcp._transport import Flow, stdio_streams
 
-    from boring_dispatch.surfaces.mcp._stdin import BoundedLineReader
-
-    server = _build_server(backend)
-    reader = BoundedLineReader(sys.stdin.buffer, on_eof=end_descendant_groups)
-    # A text stream that anyio reads with readline() only; IO[str] is typeshed's nominal type.
-    stdin = anyio.wrap_file(cast("IO[str]", reader))
-    async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+    flow = Flow()
+    server = _build_server(backend, flow)
+    async with stdio_streams(flow, on_eof=end_descendant_groups) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
+def _build_server(backend: RepositoryCalls | TableCalls, flow: Flow) -> Server[Any]:
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
@@ -191,6 +189,8 @@ def _build_server(backend: RepositoryCalls | TableCalls) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult:
         outcome: ToolOutcome
+        # No call starts while the client leaves too much output unread.
+        await flow.room_to_answer()
         repository = isinstance(backend, RepositoryCalls)
         known = params.name if params.name in names else None
         with traced_call(known, ctx.request_id, params.meta, repository=repository) as traced:

@@ -1,0 +1,430 @@
+"""The MCP server's stdio transport: the read and write streams ``Server.run`` is given.
+
+The SDK's ``stdio_server`` reads lines of any size with lenient JSON rules,
+drops what it cannot parse (its client then waits forever), keeps reading
+while its output is blocked, and ends the session when a message cannot be
+encoded. ``Server.run`` takes any pair of streams, so this module supplies its
+own (the SDK still does all JSON-RPC and MCP work):
+
+- Reading: one bounded line at a time (:mod:`._mcp_stdin`), strict JSON
+  (:mod:`._mcp_wire`), then the SDK's JSON-RPC message model. A message that
+  is refused is answered at once with a JSON-RPC error (-32700 or -32600, with
+  its id when one can be recovered, else ``null``); a malformed *response* is
+  dropped, since a response is never answered. A request whose id is still in
+  progress is refused too.
+- Back-pressure, not buffering: the next line is read only while fewer than
+  :data:`MAX_PENDING_REQUESTS` requests are unanswered (a request is pending
+  until its response is written), their lines total less than
+  :data:`MAX_PENDING_BYTES`, and less than :data:`MAX_UNSENT_BYTES` of encoded
+  messages wait for the client to read them. A tool call starts only
+  under the last bound too, and a call's worker slot is held until its thread
+  ends (:class:`CallSlots`), even when the client cancelled it.
+- Writing: every message is encoded here, once. One that cannot be encoded
+  becomes an internal-error response for its id instead of ending the session.
+- While serving, fd 0 reads ``/dev/null`` and fd 1 writes to stderr, so a
+  handler's stray ``input()`` or ``print()`` never touches the wire; the wire
+  uses private duplicates of both.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import functools
+import logging
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Self, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp_types import (
+    INTERNAL_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
+
+from boring_dispatch.surfaces.mcp._stdin import MAX_LINE_BYTES, BoundedLineReader
+from boring_dispatch.surfaces.mcp._wire import INVALID_REQUEST, Message, Refusal, read_message
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+__all__ = [
+    "MAX_PENDING_BYTES",
+    "MAX_PENDING_REQUESTS",
+    "MAX_UNSENT_BYTES",
+    "CallSlots",
+    "Flow",
+    "stdio_streams",
+]
+
+#: Requests read and not yet answered: waiting for a worker, running, or being written.
+MAX_PENDING_REQUESTS: Final = 64
+#: The lines of those requests, together (one line over it is still read, alone).
+MAX_PENDING_BYTES: Final = 8 << 20
+#: Encoded messages the client has not read yet (one result over it is still sent).
+MAX_UNSENT_BYTES: Final = 4 << 20
+
+_LOG: Final = logging.getLogger("boring_dispatch")
+_T = TypeVar("_T")
+
+
+class Flow:
+    """What the session holds for the client, and the waits that keep it bounded."""
+
+    def __init__(
+        self,
+        *,
+        max_pending: int = MAX_PENDING_REQUESTS,
+        max_pending_bytes: int = MAX_PENDING_BYTES,
+        max_unsent_bytes: int = MAX_UNSENT_BYTES,
+    ) -> None:
+        self._max_pending = max_pending
+        self._max_pending_bytes = max_pending_bytes
+        self._max_unsent_bytes = max_unsent_bytes
+        self._pending: dict[RequestId, int] = {}
+        self._pending_bytes = 0
+        self._unsent_bytes = 0
+        self._changed = anyio.Event()
+
+    def admit(self, key: RequestId, size: int) -> bool:
+        """Count a request as pending; ``False`` when its id is already pending."""
+        if key in self._pending:
+            return False
+        self._pending[key] = size
+        self._pending_bytes += size
+        return True
+
+    def settle(self, key: RequestId) -> None:
+        """The request's response is written, or there will be none (it was cancelled)."""
+        size = self._pending.pop(key, None)
+        if size is not None:
+            self._pending_bytes -= size
+            self._wake()
+
+    def settler(self, key: RequestId) -> Callable[[], Awaitable[None]]:
+        """The SDK's ``on_request_unanswered`` hook for one request."""
+
+        async def settle() -> None:
+            self.settle(key)
+
+        return settle
+
+    def queued(self, size: int) -> None:
+        """``size`` encoded bytes wait to be written."""
+        self._unsent_bytes += size
+
+    def sent(self, size: int) -> None:
+        """``size`` bytes were written (or will never be)."""
+        self._unsent_bytes -= size
+        self._wake()
+
+    async def room_to_read(self) -> None:
+        """Wait until another line may be read."""
+        while (
+            len(self._pending) >= self._max_pending
+            or self._pending_bytes >= self._max_pending_bytes
+            or self._unsent_bytes >= self._max_unsent_bytes
+        ):
+            await self._changed.wait()
+
+    async def room_to_answer(self) -> None:
+        """Wait until the client has read enough for one more call to start."""
+        while self._unsent_bytes >= self._max_unsent_bytes:
+            await self._changed.wait()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+
+class CallSlots:
+    """At most ``size`` calls running in worker threads.
+
+    A slot is freed when the call's thread ends, not when its caller stops
+    waiting: a cancelled call that keeps running (a Python handler cannot be
+    stopped) still holds its slot, so cancelling calls cannot add threads.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._limiter = anyio.CapacityLimiter(size)
+
+    async def run(self, work: Callable[[], _T]) -> _T:
+        """Run ``work`` in a worker thread once a slot is free; a cancel returns at once."""
+        job = _Job()
+        await self._limiter.acquire_on_behalf_of(job)
+        release = functools.partial(self._limiter.release_on_behalf_of, job)
+        try:
+            result = await anyio.to_thread.run_sync(job.run, work, release, abandon_on_cancel=True)
+        except BaseException:
+            if job.give_up():
+                release()
+            raise
+        release()
+        return result
+
+
+class _Job:
+    """Who frees a slot: the caller, or (once the caller gave up mid-run) the thread."""
+
+    __slots__ = ("_abandoned", "_lock", "_running")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = False
+        self._abandoned = False
+
+    def run(self, work: Callable[[], _T], release: Callable[[], None]) -> _T:
+        with self._lock:
+            self._running = True
+        try:
+            return work()
+        finally:
+            with self._lock:
+                self._running = False
+                abandoned = self._abandoned
+            if abandoned:
+                with suppress(RuntimeError):  # the event loop is gone: so is the limiter
+                    anyio.from_thread.run_sync(release)
+
+    def give_up(self) -> bool:
+        """The caller stops waiting; ``True`` when the slot is the caller's to free now."""
+        with self._lock:
+            self._abandoned = self._running
+            return not self._running
+
+
+@dataclass(slots=True)
+class _Out:
+    """Encoded bytes on their way to stdout, counted until written (with the request answered)."""
+
+    data: bytes
+    flow: Flow
+    #: The request this response settles once written (``None``: a refusal or a notification).
+    answers: RequestId | None
+    done: bool = False
+
+    def release(self) -> None:
+        if not self.done:
+            self.done = True
+            self.flow.sent(len(self.data))
+            if self.answers is not None:
+                self.flow.settle(self.answers)
+
+
+class WireWriter:
+    """The write stream ``Server.run`` is given: encode once, count, queue for the writer task."""
+
+    def __init__(self, send: MemoryObjectSendStream[_Out], flow: Flow) -> None:
+        self._send = send
+        self._flow = flow
+
+    async def send(self, item: SessionMessage, /) -> None:
+        """Send one of the SDK's messages; a response settles its request once written."""
+        message = item.message
+        answers = None
+        if isinstance(message, JSONRPCResponse | JSONRPCError) and message.id is not None:
+            answers = coerce_request_id(message.id)
+        await self._queue(_encode(message), answers)
+
+    async def refuse(self, refusal: Refusal) -> None:
+        """Answer a message the transport refused (its id, if any, settles nothing)."""
+        error = ErrorData(code=refusal.code, message=refusal.message)
+        message = JSONRPCError(jsonrpc="2.0", id=refusal.request_id, error=error)
+        await self._queue(_encode(message), None)
+
+    async def _queue(self, data: bytes, answers: RequestId | None) -> None:
+        out = _Out(data, self._flow, answers)
+        if not data:
+            out.release()
+            return
+        self._flow.queued(len(data))
+        try:
+            await self._send.send(out)
+        except BaseException:
+            out.release()
+            raise
+
+    async def aclose(self) -> None:
+        """No more messages: the writer task ends once the queue is written."""
+        await self._send.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _encode(message: JSONRPCMessage) -> bytes:
+    """One line of UTF-8 JSON; a response that cannot be encoded becomes an internal error."""
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+    except (ValueError, UnicodeError) as error:  # PydanticSerializationError is a ValueError
+        _LOG.error(
+            "dispatcher mcp: a %s could not be encoded as JSON (%s)",
+            type(message).__name__,
+            type(error).__name__,
+        )
+    if not isinstance(message, JSONRPCResponse | JSONRPCError):
+        return b""  # a notification that cannot be encoded is not sent
+    failure = ErrorData(code=INTERNAL_ERROR, message="internal error: the response is not JSON")
+    fallback = JSONRPCError(jsonrpc="2.0", id=message.id, error=failure)
+    return fallback.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+
+
+@dataclass(frozen=True, slots=True)
+class _Incoming:
+    message: JSONRPCMessage
+    size: int
+
+
+class _End:
+    """End of input."""
+
+
+_END: Final = _End()
+
+
+def _read_one(lines: BoundedLineReader) -> _Incoming | Refusal | _End | None:
+    """Read and check one line (in a worker thread); ``None``: nothing to do for it."""
+    line = lines.readline()
+    if line == b"":
+        return _END
+    if isinstance(line, bytes) and not line.strip():
+        return None  # a blank line is no message
+    parsed = read_message(line, max_line_bytes=MAX_LINE_BYTES)
+    if not isinstance(parsed, Message):
+        return parsed
+    try:
+        message = jsonrpc_message_adapter.validate_python(parsed.value, by_name=False)
+    except ValidationError:
+        if parsed.is_response:
+            return None
+        return Refusal(
+            INVALID_REQUEST,
+            "the message is not a JSON-RPC 2.0 request, notification or response",
+            parsed.request_id,
+        )
+    return _Incoming(message, len(line) if isinstance(line, bytes) else 0)
+
+
+async def _read_loop(
+    lines: BoundedLineReader,
+    send: MemoryObjectSendStream[SessionMessage | Exception],
+    writer: WireWriter,
+    flow: Flow,
+) -> None:
+    async with send:
+        while True:
+            await flow.room_to_read()
+            item = await anyio.to_thread.run_sync(_read_one, lines, abandon_on_cancel=True)
+            if isinstance(item, _End):
+                return
+            if isinstance(item, Refusal):
+                await writer.refuse(item)
+            elif item is not None:
+                await _forward(item.message, item.size, send, writer, flow)
+
+
+async def _forward(
+    message: JSONRPCMessage,
+    size: int,
+    send: MemoryObjectSendStream[SessionMessage | Exception],
+    writer: WireWriter,
+    flow: Flow,
+) -> None:
+    metadata = None
+    if isinstance(message, JSONRPCRequest):
+        key = coerce_request_id(message.id)
+        if not flow.admit(key, size):
+            busy = "the id belongs to a request that is still in progress"
+            await writer.refuse(Refusal(INVALID_REQUEST, busy, message.id))
+            return
+        metadata = ServerMessageMetadata(on_request_unanswered=flow.settler(key))
+    await send.send(SessionMessage(message, metadata=metadata))
+
+
+async def _write_loop(receive: MemoryObjectReceiveStream[_Out], fd: int) -> None:
+    async with receive:
+        async for out in receive:
+            try:
+                await anyio.to_thread.run_sync(_write_all, fd, out.data)
+            finally:
+                out.release()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+@contextmanager
+def _private_stdio() -> Iterator[tuple[int, int]]:
+    """Private duplicates of fd 0 and 1; meanwhile fd 0 reads /dev/null and fd 1 goes to stderr."""
+    with suppress(OSError, ValueError):
+        sys.stdout.flush()
+    stdin_fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    stdout_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        os.dup2(null, 0)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr: stray output goes nowhere
+            os.dup2(null, 1)
+    finally:
+        os.close(null)
+    try:
+        yield stdin_fd, stdout_fd
+    finally:
+        with suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os.dup2(stdout_fd, 1)
+        os.dup2(stdin_fd, 0)
+        # The duplicates stay open: an abandoned worker thread may still be reading one.
+
+
+@asynccontextmanager
+async def stdio_streams(
+    flow: Flow, *, on_eof: Callable[[], object]
+) -> AsyncIterator[tuple[MemoryObjectReceiveStream[SessionMessage | Exception], WireWriter]]:
+    """The read and write streams of one session over this process's stdin and stdout.
+
+    ``on_eof`` runs once, in a worker thread, when stdin ends.
+    """
+    with _private_stdio() as (stdin_fd, stdout_fd):
+        # closefd=False: the descriptor outlives the session (see _private_stdio).
+        source = open(stdin_fd, "rb", closefd=False)  # noqa: ASYNC230, SIM115 - no I/O yet
+        lines = BoundedLineReader(source, on_eof=on_eof)
+        read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        out_send, out_receive = anyio.create_memory_object_stream[_Out](0)
+        writer = WireWriter(out_send, flow)
+        async with anyio.create_task_group() as writing:
+            writing.start_soon(_write_loop, out_receive, stdout_fd)
+            async with anyio.create_task_group() as reading:
+                reading.start_soon(_read_loop, lines, read_send, writer, flow)
+                yield read_receive, writer
+                reading.cancel_scope.cancel()
+            await writer.aclose()
