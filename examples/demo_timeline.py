@@ -1,4 +1,4 @@
-"""Demo, part 4: the milestone timeline of an MCP session, joined to the dispatcher's spans.
+"""Demo, part 5: the milestone timeline of an MCP session, joined to the dispatcher's spans.
 
 Runs a short MCP session against the example repository (a person's message,
 three tool calls, a final answer), writes the session file the way Codex
