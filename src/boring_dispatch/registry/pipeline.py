@@ -65,6 +65,7 @@ from boring_dispatch.errors import (
 from boring_dispatch.observation import Observation
 from boring_dispatch.observe._logtext import log_text
 from boring_dispatch.observe.audit import AuditEvent, AuditSink
+from boring_dispatch.observe.otel import enabled as otel_enabled
 from boring_dispatch.observe.otel import tool_span
 from boring_dispatch.observe.redact import (
     PLACEHOLDER,
@@ -316,6 +317,8 @@ _MODEL_ONLY: Final = _Caller()
 def _dispatch(
     table: Table, name: object, args: object, trail: _Trail | None, caller: _Caller = _MODEL_ONLY
 ) -> Observation:
+    if not otel_enabled():  # the common case pays for no span machinery at all
+        return _dispatch_traced(table, name, args, trail, caller)
     # The span names the tool only once the table knows it (never a caller-chosen string).
     known = name if type(name) is str and name in table.entries else None
     with tool_span(known) as otel:
