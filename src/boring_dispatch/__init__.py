@@ -83,7 +83,7 @@ if TYPE_CHECKING:
     from boring_dispatch.registry.fixture_files import FixtureRecorder
     from boring_dispatch.registry.fixtures import Fixture, Recorded
     from boring_dispatch.registry.injected import Injected
-    from boring_dispatch.registry.pipeline import TableLimits
+    from boring_dispatch.registry.records import TableLimits
     from boring_dispatch.registry.registry import Registry, Tool
     from boring_dispatch.registry.schema import Sensitive
     from boring_dispatch.registry.tool_specs import ToolSpec
@@ -114,7 +114,7 @@ _LAZY = {
     "Sensitive": "boring_dispatch.registry.schema",
     "SetupManager": "boring_dispatch.setup.manager.routes",
     "TableError": "boring_dispatch.errors",
-    "TableLimits": "boring_dispatch.registry.pipeline",
+    "TableLimits": "boring_dispatch.registry.records",
     "Tool": "boring_dispatch.registry.registry",
     "ToolError": "boring_dispatch.errors",
     "ToolSpec": "boring_dispatch.registry.tool_specs",

@@ -44,14 +44,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import time
-import traceback
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, final
 
-from boring_dispatch._json import StrictJSONError, nested_deeper_than, strict_loads
+from boring_dispatch._json import StrictJSONError, strict_loads
+from boring_dispatch._quote import shown
 from boring_dispatch.errors import (
     Denied,
     InvalidArguments,
@@ -63,19 +61,25 @@ from boring_dispatch.errors import (
     UnknownTool,
 )
 from boring_dispatch.observation import Observation
-from boring_dispatch.observe._logtext import log_text
-from boring_dispatch.observe.audit import AuditEvent, AuditSink
 from boring_dispatch.observe.otel import enabled as otel_enabled
 from boring_dispatch.observe.otel import tool_span
 from boring_dispatch.observe.redact import (
-    PLACEHOLDER,
-    redact,
     redact_invalid,
     sensitive_values,
 )
 from boring_dispatch.registry import _call_guards as guards
 from boring_dispatch.registry import injected as _injected
-from boring_dispatch.registry._canonical import fixture_args
+from boring_dispatch.registry._outcomes import (
+    MAX_RESULT_DEPTH,
+    WITHHELD_MESSAGE,
+    audit_unavailable,
+    internal_error,
+    new_correlation_id,
+    tool_error,
+    unfit_result,
+)
+from boring_dispatch.registry._trail import Trail, emit
+from boring_dispatch.registry.records import AuditHealth, Entry, Request, Table, TableLimits
 
 if TYPE_CHECKING:
     from boring_dispatch.registry.schema import ArgumentSchema
@@ -97,109 +101,9 @@ __all__ = [
 
 _LOG: Final = logging.getLogger("boring_dispatch")
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
-_UTF8_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-#: Deepest nesting of ``[`` and ``{`` in a handler's result; deeper is ``internal_error``
-#: (JSON writers have their own limits, the MCP SDK's is near 250 with its envelope).
-MAX_RESULT_DEPTH: Final = 64
-_CROCKFORD: Final = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _REQUEST_KEYS: Final = frozenset({"name", "args"})
 _RECORDED_KEYS: Final = frozenset({"name", "args", "observation"})
 _ARGUMENTS_MESSAGE: Final = "arguments do not match the tool's schema"
-_UNRECORDED: Final = "[not recorded]"
-
-#: The ``tool_error`` message that replaces one holding a sensitive argument value.
-WITHHELD_MESSAGE: Final = (
-    "the tool failed; its message was withheld because it contained a sensitive argument value"
-)
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class TableLimits:
-    """Caps of one table. Every one of them refuses; none truncates silently."""
-
-    #: Largest ``dispatch_json`` request (bytes, or characters for ``str``), checked before parsing.
-    max_request_bytes: int = 1 << 20
-    #: Deepest nesting of ``[`` and ``{`` in a ``dispatch_json`` request.
-    max_depth: int = 32
-    #: Largest result, as compact ASCII JSON: beyond it, ``observation_too_large``.
-    max_observation_bytes: int = 64 << 10
-    #: ``tool_error`` messages are cut to this many characters.
-    max_message_chars: int = 2000
-
-    def __post_init__(self) -> None:
-        for value in (
-            self.max_request_bytes,
-            self.max_depth,
-            self.max_observation_bytes,
-            self.max_message_chars,
-        ):
-            if type(value) is not int or value < 1:
-                raise ValueError("every table limit is a positive int")
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One row of a built table: the handler and its checked schema."""
-
-    handler: Callable[..., object]
-    schema: ArgumentSchema
-    #: Policy bit: the client (never the model's text) must confirm each call.
-    confirm: bool = False
-    #: The handler is a fixture world's answer: its ``NoFixture`` is the observation ``no_fixture``.
-    fixture: bool = False
-
-
-@final
-class AuditHealth:
-    """The sinks of one table whose last record failed (ids); shared by its restricted copies.
-
-    While it is not empty, no handler of the table is called: the call is
-    refused as ``internal_error`` and its record is offered to every sink,
-    which is how a recovered sink is noticed.
-    """
-
-    __slots__ = ("failing",)
-
-    def __init__(self) -> None:
-        self.failing: set[int] = set()
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Table:
-    """The frozen state a Registry hands to the pipeline."""
-
-    surface: str
-    entries: Mapping[str, Entry]
-    limits: TableLimits
-    sinks: tuple[AuditSink, ...]
-    audit: AuditHealth = field(default_factory=AuditHealth)
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Request:
-    """A parsed request: a string name, an arguments object, maybe a recorded observation."""
-
-    name: str
-    args: dict[str, object]
-    observation: dict[str, object] | None = None
-
-
-class _Trail:
-    """What the sinks will be told; exists only when the table has sinks."""
-
-    __slots__ = ("args", "clock", "fixture_args", "secrets", "started", "tool")
-
-    def __init__(self) -> None:
-        self.started = time.time()
-        self.clock = time.perf_counter()
-        self.tool: str | None = None
-        self.args: dict[str, object] | None = None
-        self.secrets: tuple[str, ...] = ()
-        self.fixture_args: dict[str, object] | None = None
 
 
 def dispatch(
@@ -219,7 +123,7 @@ def dispatch(
     ``context`` supplies the tool's injected parameters (a required one missing
     is ``internal_error``: the caller's fault, not the model's).
     """
-    trail = _Trail() if table.sinks else None
+    trail = Trail() if table.sinks else None
     return _dispatch(table, name, args, trail, _Caller(confirmed, context))
 
 
@@ -233,13 +137,13 @@ def dispatch_json(table: Table, text: str | bytes) -> Observation:
     other than ``name``/``args``, a name that is not a string, args that are
     not an object. A missing ``args`` means ``{}``.
     """
-    trail = _Trail() if table.sinks else None
+    trail = Trail() if table.sinks else None
     try:
         request = parse_request(text, table.limits)
     except InvalidRequest as error:
         observation = Observation.from_error(error)
         if trail is not None:
-            _emit(table, trail, observation)
+            emit(table, trail, observation)
         return observation
     return _dispatch(table, request.name, request.args, trail)
 
@@ -257,7 +161,7 @@ def dispatch_args_json(
     The parser and limits of :func:`dispatch_json`; a refusal, or text that is
     not an object, is ``invalid_request`` (recorded by the sinks like any call).
     """
-    trail = _Trail() if table.sinks else None
+    trail = Trail() if table.sinks else None
     try:
         args = strict_loads(
             text, max_bytes=table.limits.max_request_bytes, max_depth=table.limits.max_depth
@@ -273,7 +177,7 @@ def dispatch_args_json(
         observation = Observation.from_error(refusal)
         if trail is not None:
             trail.tool = name[:128] if type(name) is str else None
-            _emit(table, trail, observation)
+            emit(table, trail, observation)
         return observation
     return _dispatch(table, name, args, trail, _Caller(confirmed, context))
 
@@ -315,7 +219,7 @@ _MODEL_ONLY: Final = _Caller()
 
 
 def _dispatch(
-    table: Table, name: object, args: object, trail: _Trail | None, caller: _Caller = _MODEL_ONLY
+    table: Table, name: object, args: object, trail: Trail | None, caller: _Caller = _MODEL_ONLY
 ) -> Observation:
     if not otel_enabled():  # the common case pays for no span machinery at all
         return _dispatch_traced(table, name, args, trail, caller)
@@ -329,7 +233,7 @@ def _dispatch(
 
 
 def _dispatch_traced(
-    table: Table, name: object, args: object, trail: _Trail | None, caller: _Caller
+    table: Table, name: object, args: object, trail: Trail | None, caller: _Caller
 ) -> Observation:
     context = caller.context
     try:
@@ -338,16 +242,16 @@ def _dispatch_traced(
         observation = Observation.from_error(error)
     except BaseException as error:  # noqa: BLE001 - a fault of the dispatcher itself is never ok
         # Also reached by an explicit model's validator raising something unexpected.
-        observation = _internal_error(
-            table.surface, _shown(name), error, _secrets_of(table, name, args, context)
+        observation = internal_error(
+            table.surface, shown(name, 64), error, _secrets_of(table, name, args, context)
         )
     if trail is not None:
-        _emit(table, trail, observation)
+        emit(table, trail, observation)
     return observation
 
 
 def _stages(
-    table: Table, name: object, args: object, trail: _Trail | None, caller: _Caller
+    table: Table, name: object, args: object, trail: Trail | None, caller: _Caller
 ) -> Observation:
     confirmed, context = caller.confirmed, caller.context
     name, args = _parse(name, args, trail)
@@ -360,20 +264,20 @@ def _stages(
             trail.args = guards.record_copy(
                 redact_invalid(args, entry.schema.sensitive, entry.schema.accepted)
             )
-        raise Denied(f"tool {_shown(name)} needs the client's confirmation")
+        raise Denied(f"tool {shown(name, 64)} needs the client's confirmation")
     args = _injected.merged(args, entry.schema.injected, context)
     kwargs = _validate(entry.schema, args, trail)
     secrets = sensitive_values(args, entry.schema.sensitive)
     if trail is not None:
-        _redact(entry.schema, args, trail, secrets)
+        trail.note_arguments(entry.schema, args, secrets)
         if any(getattr(sink, "wants_fixture_args", False) is True for sink in table.sinks):
-            trail.fixture_args = _canonical_or_none(entry.schema, kwargs)
+            trail.note_fixture_args(entry.schema, kwargs)
     if table.audit.failing:
-        return _audit_unavailable(table, name)
+        return audit_unavailable(table, name)
     return _call(table, name, entry, kwargs, secrets)
 
 
-def _parse(name: object, args: object, trail: _Trail | None) -> tuple[str, dict[str, object]]:
+def _parse(name: object, args: object, trail: Trail | None) -> tuple[str, dict[str, object]]:
     """Stage 1: exactly a ``str`` name (no subclass with its own ``__eq__``) and a mapping."""
     if type(name) is not str:
         raise InvalidRequest("name must be a string")
@@ -386,17 +290,17 @@ def _parse(name: object, args: object, trail: _Trail | None) -> tuple[str, dict[
     return name, args
 
 
-def _look_up(table: Table, name: str, args: dict[str, object], trail: _Trail | None) -> Entry:
+def _look_up(table: Table, name: str, args: dict[str, object], trail: Trail | None) -> Entry:
     """Stage 2: one exact dict lookup is the only way from a name to code."""
     entry = table.entries.get(name)
     if entry is None:
         if trail is not None:
             trail.args = guards.record_copy(redact_invalid(args, None, None))
-        raise UnknownTool(f"no tool named {_shown(name)}")
+        raise UnknownTool(f"no tool named {shown(name, 64)}")
     return entry
 
 
-def _refuse_injected(schema: ArgumentSchema, args: dict[str, object], trail: _Trail | None) -> None:
+def _refuse_injected(schema: ArgumentSchema, args: dict[str, object], trail: Trail | None) -> None:
     """Stage 2, continued: the model never names a parameter the caller supplies."""
     sent = _injected.sent_by_model(args, schema.injected)
     if sent:
@@ -408,7 +312,7 @@ def _refuse_injected(schema: ArgumentSchema, args: dict[str, object], trail: _Tr
 
 
 def _validate(
-    schema: ArgumentSchema, args: dict[str, object], trail: _Trail | None
+    schema: ArgumentSchema, args: dict[str, object], trail: Trail | None
 ) -> dict[str, object]:
     """Stage 3: the handler is not reached unless the arguments fit the schema exactly."""
     try:
@@ -439,25 +343,6 @@ def _handler_arguments(kwargs: dict[str, object]) -> dict[str, object]:
     return copied
 
 
-def _redact(
-    schema: ArgumentSchema, args: dict[str, object], trail: _Trail, secrets: tuple[str, ...]
-) -> None:
-    """Stage 4: what sinks will see, redacted and copied before the call (which may not return)."""
-    redacted = redact(args, schema.sensitive)
-    trail.args = guards.record_copy(redacted) if isinstance(redacted, dict) else {}
-    trail.secrets = secrets
-
-
-def _canonical_or_none(
-    schema: ArgumentSchema, kwargs: dict[str, object]
-) -> dict[str, object] | None:
-    """The call's fixture key, for a recorder; ``None`` when the arguments have no JSON form."""
-    try:
-        return fixture_args(schema, kwargs)
-    except ValueError:
-        return None
-
-
 def _call(  # noqa: PLR0911 - one return per outcome of the call stage
     table: Table, name: str, entry: Entry, kwargs: dict[str, object], secrets: tuple[str, ...]
 ) -> Observation:
@@ -465,68 +350,34 @@ def _call(  # noqa: PLR0911 - one return per outcome of the call stage
     try:
         result = entry.handler(**kwargs)
     except ToolError as error:
-        return _tool_error(table, name, str(error.message), secrets)
+        return tool_error(table, name, str(error.message), secrets)
     except NoFixture as error:
         if entry.fixture:
             raise  # a fixture world has no answer: no_fixture, never a success
-        return _internal_error(table.surface, name, error, secrets)  # a real handler's is a fault
+        return internal_error(table.surface, name, error, secrets)  # a real handler's is a fault
     except BaseException as error:  # noqa: BLE001 - every other exception
         # BaseException too: a handler's sys.exit(), KeyboardInterrupt, GeneratorExit or
         # CancelledError must not end (or wedge) the process that serves the table, and its
         # text must not reach stderr unredacted.
-        return _internal_error(table.surface, name, error, secrets)
+        return internal_error(table.surface, name, error, secrets)
     if guards.deferred(result):
         # Backstop of the build-time check: a coroutine is closed, never awaited.
         fault = TypeError("the handler returned a coroutine, an awaitable or a generator")
-        return _internal_error(table.surface, name, fault, secrets)
+        return internal_error(table.surface, name, fault, secrets)
     try:
         text = _ENCODER.encode(result)
     except (TypeError, ValueError, RecursionError) as error:
         # A result that is not JSON is a handler bug: internal_error, logged.
-        return _internal_error(table.surface, name, error, secrets)
+        return internal_error(table.surface, name, error, secrets)
     size = len(text)
     cap = table.limits.max_observation_bytes
     if size > cap:
         raise ObservationTooLarge(f"the result is {size} bytes of JSON; the cap is {cap}")
-    unfit = _unfit_result(text, result)
+    unfit = unfit_result(text, result)
     if unfit is not None:
-        return _internal_error(table.surface, name, unfit, secrets)
+        return internal_error(table.surface, name, unfit, secrets)
     # What was checked is what is kept: the JSON decoded afresh, not the handler's live object.
     return Observation.success(guards.checked_copy(result, text))
-
-
-def _unfit_result(text: str, result: object) -> ValueError | None:
-    """Why a result that encodes as ASCII JSON (``text``) is still not JSON every surface can write.
-
-    Nested deeper than :data:`MAX_RESULT_DEPTH`, or a lone surrogate: ASCII JSON
-    shows one as a ``\\udXXX`` escape, but UTF-8 cannot encode it.
-    """
-    if nested_deeper_than(text, MAX_RESULT_DEPTH):
-        return ValueError(f"the result is nested deeper than {MAX_RESULT_DEPTH}")
-    if "\\ud" in text:  # a surrogate escape (or the text "\\ud"): check the UTF-8 encoding
-        try:
-            _UTF8_ENCODER.encode(result).encode("utf-8")
-        except UnicodeEncodeError:
-            return ValueError("the result holds a lone surrogate (text that is not UTF-8)")
-    return None
-
-
-def _tool_error(table: Table, name: str, message: str, secrets: tuple[str, ...]) -> Observation:
-    """A ``ToolError``'s message, whole (cut to the cap), or the fixed text if it holds a secret.
-
-    Never scrubbed in place: ``wr[redacted]ng passw[redacted]rd`` would show
-    the secret ``o`` as plainly as the message. Only the fact that the
-    message held a sensitive value shows; the message is not logged either.
-    A lone surrogate is kept as its escape (:class:`ObservationError` does that).
-    """
-    if secrets and guards.reveals(message, secrets):
-        _LOG.info(
-            "tool_error message withheld (it held a sensitive value) surface=%s tool=%s",
-            table.surface,
-            name,
-        )
-        return Observation.failure(ToolError.code, WITHHELD_MESSAGE)
-    return Observation.failure(ToolError.code, message[: table.limits.max_message_chars])
 
 
 def _secrets_of(
@@ -543,137 +394,3 @@ def _secrets_of(
         return sensitive_values(args, entry.schema.sensitive)
     except Exception:  # noqa: BLE001 - scrubbing must not turn one fault into two
         return ()
-
-
-def _internal_error(
-    surface: str, tool: str, error: BaseException, secrets: tuple[str, ...]
-) -> Observation:
-    correlation_id = new_correlation_id()
-    text = "".join(traceback.format_exception(error))
-    if secrets and guards.reveals(text, secrets):
-        # Whole or not at all: the exceptions' text goes, the code's frames and types stay.
-        text = guards.withheld_traceback(error)
-    # The record holds the traceback text only: no exc_info, no arguments. It is one
-    # escaped line: exception text can neither forge a record nor send terminal codes.
-    _LOG.error(
-        "internal_error surface=%s tool=%s correlation_id=%s traceback=%s",
-        log_text(surface),
-        log_text(tool),
-        correlation_id,
-        log_text(text.rstrip("\n")),
-    )
-    return Observation.failure("internal_error", "internal error", correlation_id=correlation_id)
-
-
-def _audit_unavailable(table: Table, name: str) -> Observation:
-    """Refuse a call (handler not run) while an audit sink has failed its last record."""
-    correlation_id = new_correlation_id()
-    failing = sorted({type(s).__name__ for s in table.sinks if id(s) in table.audit.failing})
-    _LOG.error(
-        "internal_error surface=%s tool=%s correlation_id=%s "
-        "call refused before the handler: audit sink %s failed its last record",
-        log_text(table.surface),
-        log_text(name),
-        correlation_id,
-        log_text(", ".join(failing)),
-    )
-    return Observation.failure("internal_error", "internal error", correlation_id=correlation_id)
-
-
-def _emit(table: Table, trail: _Trail, observation: Observation) -> None:
-    if trail.secrets and observation.ok:
-        observation = _withhold_result(observation, trail.secrets)
-    event = AuditEvent(
-        time=trail.started,
-        surface=table.surface,
-        tool=trail.tool,
-        outcome=observation.code,
-        duration_ms=(time.perf_counter() - trail.clock) * 1000.0,
-        args=trail.args,
-        observation=observation,
-        fixture_args=trail.fixture_args,
-    )
-    for sink in table.sinks:
-        _record(table, sink, event)
-
-
-def _record(table: Table, sink: AuditSink, event: AuditEvent) -> None:
-    """Give ``sink`` the event; if it fails, a minimal record; if that fails, say so loudly.
-
-    A sink never changes the observation of the call it records. A sink that
-    could not record even the minimal event is marked failing: the table then
-    calls no handler until the sink records again (see :class:`AuditHealth`).
-    """
-    try:
-        sink.record(event)
-    except Exception as error:  # noqa: BLE001 - a sink never changes the outcome
-        _LOG.warning(
-            "audit sink %s failed: %s",
-            log_text(type(sink).__name__),
-            log_text(type(error).__name__),
-        )
-    else:
-        table.audit.failing.discard(id(sink))
-        return
-    try:
-        sink.record(_minimal(event))
-    except Exception as error:  # noqa: BLE001 - reported below, never raised
-        table.audit.failing.add(id(sink))
-        _LOG.error(
-            "audit record lost: sink %s failed again (%s) on the minimal record of "
-            "surface=%s tool=%s outcome=%s correlation_id=%s; "
-            "no handler of this table runs until the sink records again",
-            log_text(type(sink).__name__),
-            log_text(type(error).__name__),
-            log_text(event.surface),
-            log_text(_shown(event.tool)),
-            event.outcome,
-            event.observation.error.correlation_id if event.observation.error else None,
-        )
-    else:
-        table.audit.failing.discard(id(sink))
-        _LOG.warning("audit sink %s: wrote a minimal record instead", log_text(type(sink).__name__))
-
-
-def _minimal(event: AuditEvent) -> AuditEvent:
-    """The event without arguments, result or message: what is left to record when the rest fails.
-
-    Its arguments are one ``"[not recorded]"`` member, so a trace line made of it
-    replays as a refused call (a difference), never as a call with no arguments.
-    """
-    error = event.observation.error
-    observation = (
-        Observation.success(_UNRECORDED)
-        if error is None
-        else Observation.failure(error.code, _UNRECORDED, correlation_id=error.correlation_id)
-    )
-    return AuditEvent(
-        time=event.time,
-        surface=event.surface,
-        tool=event.tool,
-        outcome=event.outcome,
-        duration_ms=event.duration_ms,
-        args=None if event.args is None else {_UNRECORDED: _UNRECORDED},
-        observation=observation,
-    )
-
-
-def _withhold_result(observation: Observation, secrets: tuple[str, ...]) -> Observation:
-    """The observation as sinks see it: a result that holds a secret is withheld whole."""
-    text = json.dumps(observation.result, ensure_ascii=False, allow_nan=False)
-    if guards.reveals(text, secrets):
-        return Observation.success(PLACEHOLDER)
-    return observation
-
-
-def new_correlation_id() -> str:
-    """A fresh ULID-like id: 26 Crockford base-32 characters, time-ordered (ms), 80 random bits."""
-    value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
-    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
-
-
-def _shown(name: object) -> str:
-    """A requested name as it may appear in messages and logs: ``repr``, cut to 64 characters."""
-    if type(name) is not str:
-        return f"<{type(name).__name__}>"
-    return repr(name[:64]) + ("..." if len(name) > 64 else "")

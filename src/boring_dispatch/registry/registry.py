@@ -18,17 +18,16 @@ only shrinks. Surfaces share handlers, never tables.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import KW_ONLY, dataclass, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final, Literal, NoReturn, final
+from typing import TYPE_CHECKING, Literal, NoReturn, final
 
 from boring_dispatch.errors import RegistryInvalid, UnknownTool
 from boring_dispatch.observe.audit import AuditSink
 from boring_dispatch.records import AUDIENCES
 from boring_dispatch.registry import pipeline
+from boring_dispatch.registry._checks import check_description, check_name, check_schema_text
 from boring_dispatch.registry._synchronous import check_synchronous
 from boring_dispatch.registry.fixtures import Fixture, world_parts
 from boring_dispatch.registry.schema import build_schema
@@ -51,11 +50,6 @@ __all__ = ["Audience", "Registry", "SchemaStyle", "Tool", "ToolSpec"]
 Audience = Literal["machine", "human", "both"]
 #: The prompt tool-list formats of :meth:`Registry.tool_schemas` (see ``tool_specs``).
 SchemaStyle = SchemaFormat
-
-_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-_MAX_DESCRIPTION: Final = 4096
-# Control, format (zero-width, bidi, tag characters), surrogate and private-use characters.
-_HIDDEN_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co"})
 
 
 @final
@@ -134,14 +128,14 @@ class Registry:
         if limits is not None and type(limits) is not pipeline.TableLimits:
             raise RegistryInvalid("limits must be a TableLimits")
         snapshot = dict(tools)
-        _check_name("surface", name)
+        check_name("surface", name)
         entries: dict[str, pipeline.Entry] = {}
         kept: dict[str, Tool] = {}
         for tool_name, tool in snapshot.items():
-            _check_name("tool", tool_name)
-            _check_tool(tool_name, tool)
+            check_name("tool", tool_name)
+            check_tool(tool_name, tool)
             schema = build_schema(tool_name, tool.handler, tool.args)
-            _check_schema_text(tool_name, schema.json_schema)
+            check_schema_text(tool_name, schema.json_schema)
             check_provider_name(name, tool_name)
             if tool.enabled:
                 entries[tool_name] = pipeline.Entry(tool.handler, schema, tool.confirm is True)
@@ -351,12 +345,7 @@ class Registry:
         return [spec.tool_schema(style) for spec in self.tool_specs()]
 
 
-def _check_name(kind: str, name: object) -> None:
-    if type(name) is not str or _NAME.fullmatch(name) is None:
-        raise RegistryInvalid(f"{kind} name {name!r} must match [A-Za-z0-9_.-]{{1,64}}")
-
-
-def _check_tool(tool_name: str, tool: object) -> None:
+def check_tool(tool_name: str, tool: object) -> None:
     if not isinstance(tool, Tool):
         raise RegistryInvalid(f"tool {tool_name!r} must be a Tool(handler, description=...)")
     if not callable(tool.handler):
@@ -373,39 +362,5 @@ def _check_tool(tool_name: str, tool: object) -> None:
     model: object = tool.args
     if model is not None and not isinstance(model, type):
         raise RegistryInvalid(f"tool {tool_name!r}: args must be a pydantic model class or None")
-    _check_description(tool_name, tool.description)
+    check_description(tool_name, tool.description)
     check_synchronous(tool_name, tool.handler)
-
-
-def _check_description(tool_name: str, description: object) -> None:
-    if type(description) is not str or not description.strip():
-        raise RegistryInvalid(f"tool {tool_name!r} needs a description")
-    if len(description) > _MAX_DESCRIPTION:
-        raise RegistryInvalid(f"tool {tool_name!r}: description over {_MAX_DESCRIPTION} characters")
-    _check_text(tool_name, "description", description)
-
-
-def _check_text(tool_name: str, where: str, text: str) -> None:
-    for char in text:
-        if char not in "\n\t" and unicodedata.category(char) in _HIDDEN_CATEGORIES:
-            raise RegistryInvalid(
-                f"tool {tool_name!r}: {where} holds a hidden character U+{ord(char):04X}"
-            )
-
-
-def _check_schema_text(tool_name: str, schema: object) -> None:
-    """The description rule, applied to every text of the argument schema the model reads.
-
-    Property names, titles, descriptions (docstrings included), enum and
-    const values, defaults, examples, patterns: every string key and value.
-    """
-    pending = [schema]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, str):
-            _check_text(tool_name, "the argument schema", value)
-        elif isinstance(value, Mapping):
-            pending.extend(value.keys())
-            pending.extend(value.values())
-        elif isinstance(value, list | tuple):
-            pending.extend(value)
