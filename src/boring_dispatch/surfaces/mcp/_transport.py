@@ -6,19 +6,16 @@ while its output is blocked, and ends the session when a message cannot be
 encoded. ``Server.run`` takes any pair of streams, so this module supplies its
 own (the SDK still does all JSON-RPC and MCP work):
 
-- Reading: one bounded line at a time (:mod:`._mcp_stdin`), strict JSON
-  (:mod:`._mcp_wire`), then the SDK's JSON-RPC message model. A message that
+- Reading: one bounded line at a time (:mod:`._stdin`), strict JSON
+  (:mod:`._wire`), then the SDK's JSON-RPC message model. A message that
   is refused is answered at once with a JSON-RPC error (-32700 or -32600, with
   its id when one can be recovered, else ``null``); a malformed *response* is
   dropped, since a response is never answered. A request whose id is still in
   progress is refused too.
-- Back-pressure, not buffering: the next line is read only while fewer than
-  :data:`MAX_PENDING_REQUESTS` requests are unanswered (a request is pending
-  until its response is written), their lines total less than
-  :data:`MAX_PENDING_BYTES`, and less than :data:`MAX_UNSENT_BYTES` of encoded
-  messages wait for the client to read them. A tool call starts only
-  under the last bound too, and a call's worker slot is held until its thread
-  ends (:class:`CallSlots`), even when the client cancelled it.
+- Back-pressure, not buffering: the next line is read only while the
+  session's :class:`~._flow.Flow` has room (few enough requests unanswered,
+  their lines small enough, and little enough output unread by the client),
+  and every written message is reported to it.
 - Writing: every message is encoded here, once. One that cannot be encoded
   becomes an internal-error response for its id instead of ending the session.
 - While serving, fd 0 reads ``/dev/null`` and fd 1 writes to stderr, so a
@@ -29,18 +26,15 @@ own (the SDK still does all JSON-RPC and MCP work):
 from __future__ import annotations
 
 import fcntl
-import functools
 import logging
 import os
 import sys
-import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Self, TypeVar
+from typing import TYPE_CHECKING, Final, Self
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
@@ -56,6 +50,7 @@ from mcp_types import (
 )
 from pydantic import ValidationError
 
+from boring_dispatch.surfaces.mcp._flow import Flow
 from boring_dispatch.surfaces.mcp._stdin import MAX_LINE_BYTES, BoundedLineReader
 from boring_dispatch.surfaces.mcp._wire import INVALID_REQUEST, Message, Refusal, read_message
 
@@ -64,149 +59,9 @@ if TYPE_CHECKING:
 
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-__all__ = [
-    "MAX_PENDING_BYTES",
-    "MAX_PENDING_REQUESTS",
-    "MAX_UNSENT_BYTES",
-    "CallSlots",
-    "Flow",
-    "stdio_streams",
-]
-
-#: Requests read and not yet answered: waiting for a worker, running, or being written.
-MAX_PENDING_REQUESTS: Final = 64
-#: The lines of those requests, together (one line over it is still read, alone).
-MAX_PENDING_BYTES: Final = 8 << 20
-#: Encoded messages the client has not read yet (one result over it is still sent).
-MAX_UNSENT_BYTES: Final = 4 << 20
+__all__ = ["stdio_streams"]
 
 _LOG: Final = logging.getLogger("boring_dispatch")
-_T = TypeVar("_T")
-
-
-class Flow:
-    """What the session holds for the client, and the waits that keep it bounded."""
-
-    def __init__(
-        self,
-        *,
-        max_pending: int = MAX_PENDING_REQUESTS,
-        max_pending_bytes: int = MAX_PENDING_BYTES,
-        max_unsent_bytes: int = MAX_UNSENT_BYTES,
-    ) -> None:
-        self._max_pending = max_pending
-        self._max_pending_bytes = max_pending_bytes
-        self._max_unsent_bytes = max_unsent_bytes
-        self._pending: dict[RequestId, int] = {}
-        self._pending_bytes = 0
-        self._unsent_bytes = 0
-        self._changed = anyio.Event()
-
-    def admit(self, key: RequestId, size: int) -> bool:
-        """Count a request as pending; ``False`` when its id is already pending."""
-        if key in self._pending:
-            return False
-        self._pending[key] = size
-        self._pending_bytes += size
-        return True
-
-    def settle(self, key: RequestId) -> None:
-        """The request's response is written, or there will be none (it was cancelled)."""
-        size = self._pending.pop(key, None)
-        if size is not None:
-            self._pending_bytes -= size
-            self._wake()
-
-    def settler(self, key: RequestId) -> Callable[[], Awaitable[None]]:
-        """The SDK's ``on_request_unanswered`` hook for one request."""
-
-        async def settle() -> None:
-            self.settle(key)
-
-        return settle
-
-    def queued(self, size: int) -> None:
-        """``size`` encoded bytes wait to be written."""
-        self._unsent_bytes += size
-
-    def sent(self, size: int) -> None:
-        """``size`` bytes were written (or will never be)."""
-        self._unsent_bytes -= size
-        self._wake()
-
-    async def room_to_read(self) -> None:
-        """Wait until another line may be read."""
-        while (
-            len(self._pending) >= self._max_pending
-            or self._pending_bytes >= self._max_pending_bytes
-            or self._unsent_bytes >= self._max_unsent_bytes
-        ):
-            await self._changed.wait()
-
-    async def room_to_answer(self) -> None:
-        """Wait until the client has read enough for one more call to start."""
-        while self._unsent_bytes >= self._max_unsent_bytes:
-            await self._changed.wait()
-
-    def _wake(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
-
-
-class CallSlots:
-    """At most ``size`` calls running in worker threads.
-
-    A slot is freed when the call's thread ends, not when its caller stops
-    waiting: a cancelled call that keeps running (a Python handler cannot be
-    stopped) still holds its slot, so cancelling calls cannot add threads.
-    """
-
-    def __init__(self, size: int) -> None:
-        self._limiter = anyio.CapacityLimiter(size)
-
-    async def run(self, work: Callable[[], _T]) -> _T:
-        """Run ``work`` in a worker thread once a slot is free; a cancel returns at once."""
-        job = _Job()
-        await self._limiter.acquire_on_behalf_of(job)
-        release = functools.partial(self._limiter.release_on_behalf_of, job)
-        try:
-            result = await anyio.to_thread.run_sync(job.run, work, release, abandon_on_cancel=True)
-        except BaseException:
-            if job.give_up():
-                release()
-            raise
-        release()
-        return result
-
-
-class _Job:
-    """Who frees a slot: the caller, or (once the caller gave up mid-run) the thread."""
-
-    __slots__ = ("_abandoned", "_lock", "_running")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._running = False
-        self._abandoned = False
-
-    def run(self, work: Callable[[], _T], release: Callable[[], None]) -> _T:
-        with self._lock:
-            self._running = True
-        try:
-            return work()
-        finally:
-            with self._lock:
-                self._running = False
-                abandoned = self._abandoned
-            if abandoned:
-                with suppress(RuntimeError):  # the event loop is gone: so is the limiter
-                    anyio.from_thread.run_sync(release)
-
-    def give_up(self) -> bool:
-        """The caller stops waiting; ``True`` when the slot is the caller's to free now."""
-        with self._lock:
-            self._abandoned = self._running
-            return not self._running
 
 
 @dataclass(slots=True)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls
-    from boring_dispatch.surfaces.mcp._transport import Flow
+    from boring_dispatch.surfaces.mcp._flow import Flow
 
 __all__ = ["MAX_CONCURRENT_CALLS", "SERVER_NAME", "serve"]
 
@@ -159,7 +159,8 @@ def _end_gateways_on_signals() -> None:
 
 
 async def _serve_stdio(backend: RepositoryCalls | TableCalls) -> None:
-    from boring_dispatch.surfaces.mcp._transport import Flow, stdio_streams
+    from boring_dispatch.surfaces.mcp._flow import Flow
+    from boring_dispatch.surfaces.mcp._transport import stdio_streams
 
     flow = Flow()
     server = _build_server(backend, flow)
