@@ -415,7 +415,9 @@ def test_mcp_registry_calls_with_non_finite_numbers_never_run_and_are_audited(
         if "error" in response:
             # The strict wire refuses a message that is not JSON (NaN, Infinity, 1e400):
             # it never becomes a call, so the table neither runs nor records it.
-            assert response["error"]["code"] in {-32700, -32600}
+            error = response["error"]
+            assert isinstance(error, dict)
+            assert error["code"] in {-32700, -32600}
             continue
         reached += 1
         result = response["result"]
