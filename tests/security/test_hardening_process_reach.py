@@ -206,12 +206,26 @@ def _server_pid(marker: str) -> int:
 
 
 def _stdio_identities(pid: int) -> set[tuple[int, int]]:
-    """The pipes the MCP protocol runs on (the server's fd 0 and 1), read before any launch."""
-    found = set()
-    for number in (0, 1):
-        info = Path(f"/proc/{pid}/fd/{number}").stat()
-        found.add((info.st_dev, info.st_ino))
-    return found
+    """The pipes the MCP protocol runs on: every pipe the server shares with this process.
+
+    The server moves the protocol off fds 0 and 1 when the session starts (fd 0
+    then reads /dev/null), so the pipes are found by what both ends hold: the
+    client (this test process) and the server.
+    """
+    import stat
+
+    def pipes(directory: Path) -> set[tuple[int, int]]:
+        found = set()
+        for entry in directory.iterdir():
+            with contextlib.suppress(OSError):
+                info = entry.stat()
+                if stat.S_ISFIFO(info.st_mode):
+                    found.add((info.st_dev, info.st_ino))
+        return found
+
+    shared = pipes(Path(f"/proc/{pid}/fd")) & pipes(Path("/proc/self/fd"))
+    assert shared, "no pipe between the client and the server was found"
+    return shared
 
 
 SCENARIOS: Final = ("same-uid", "non-root", "run-as")
