@@ -1,66 +1,14 @@
-"""The one exception tree of boring-dispatch.
+"""The blueprint repository's refusals: one class per ``dispatcher.*`` code.
 
-Every refusal the dispatcher can make is a subclass of :class:`DispatchError`
-with a stable ``code`` (what tests, logs and clients match on) and an
-``exit_code`` (what the CLI exits with). Messages never contain argument
-values, stdin, environment values or secrets; context travels as attributes.
-
-::
-
-    DispatchError
-    ├── TableError                     Python table (observation codes)
-    │   ├── InvalidRequest             invalid_request
-    │   ├── UnknownTool                unknown_tool
-    │   ├── InvalidArguments           invalid_arguments  (.details)
-    │   ├── Denied                     denied
-    │   ├── ToolError                  tool_error         (raised by handlers on purpose)
-    │   ├── ObservationTooLarge        observation_too_large
-    │   ├── NoFixture                  no_fixture         (a fixture world has no answer)
-    │   └── RegistryInvalid            registry_invalid   (building or loading a table)
-    └── RouteError                     blueprint repository (dispatcher.* codes)
-        ├── RuntimeMisconfigured       dispatcher.runtime_misconfigured
-        ├── InvalidRouteRequest        dispatcher.invalid_request
-        ├── InvalidInterfaceId         dispatcher.invalid_interface_id
-        ├── InvalidModuleId            dispatcher.invalid_module_id
-        ├── InvalidCallerReference     dispatcher.invalid_caller_reference
-        ├── ModuleNotFound             dispatcher.module_not_found
-        ├── ModuleAmbiguous            dispatcher.module_ambiguous
-        ├── UnsafeBlueprintPath        dispatcher.unsafe_blueprint_path
-        ├── BlueprintMalformed         dispatcher.blueprint_malformed
-        ├── BlueprintSchemaMismatch    dispatcher.blueprint_schema_mismatch
-        ├── BlueprintIdentityMismatch  dispatcher.blueprint_identity_mismatch
-        ├── ChildUnregistered          dispatcher.child_unregistered
-        ├── HostCallerInvalid          dispatcher.host_caller_invalid
-        ├── InterfaceNotFound          dispatcher.interface_not_found
-        ├── SourceInterfaceInvalid     dispatcher.source_interface_invalid
-        ├── SourceLocatorInvalid       dispatcher.source_locator_invalid
-        ├── SourceNotFound             dispatcher.source_not_found
-        ├── InterfaceVersionMismatch   dispatcher.interface_version_mismatch
-        ├── NamespaceRouteMissing      dispatcher.namespace_route_missing
-        ├── NamespaceVersionMismatch   dispatcher.namespace_version_mismatch
-        ├── NamespaceSurfaceExcludes   dispatcher.namespace_surface_excludes_interface
-        ├── AccessInvalid              dispatcher.access_invalid
-        ├── UnauthorizedCaller         dispatcher.unauthorized_caller
-        ├── ResolutionFailed           dispatcher.resolution_failed
-        ├── LaunchFailed               dispatcher.launch_failed
-        ├── SecurityLevelMismatch      dispatcher.security_level_mismatch
-        ├── SecurityLevelUnavailable   dispatcher.security_level_unavailable
-        ├── NestedLimitExceeded        dispatcher.nested_limit_exceeded
-        ├── SetupRefusal > SetupRequired, SetupBusy, SetupManaged: setup_{required,busy,managed}
-        ├── SetupGraphInvalid          dispatcher.setup_graph_invalid
-        ├── SetupUnavailable           dispatcher.setup_unavailable
-        ├── SetupFlowRefused           dispatcher.setup_flow_refused
-        └── InternalFailure            dispatcher.internal_error  (a bug; MCP's catch-all)
-
-Denials derive only from this root, never from ``ValueError`` or ``OSError``,
-so a generic ``except ValueError`` elsewhere can never swallow one.
+The tree and the codes are drawn in :mod:`boring_dispatch.errors`.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Final
+from typing import Final
 
 from boring_dispatch._refusal import SetupFacts
+from boring_dispatch.errors._base import DispatchError
 
 __all__ = [
     "AccessInvalid",
@@ -68,17 +16,13 @@ __all__ = [
     "BlueprintMalformed",
     "BlueprintSchemaMismatch",
     "ChildUnregistered",
-    "Denied",
-    "DispatchError",
     "HostCallerInvalid",
     "InterfaceNotFound",
     "InterfaceVersionMismatch",
     "InternalFailure",
-    "InvalidArguments",
     "InvalidCallerReference",
     "InvalidInterfaceId",
     "InvalidModuleId",
-    "InvalidRequest",
     "InvalidRouteRequest",
     "LaunchFailed",
     "ModuleAmbiguous",
@@ -87,9 +31,6 @@ __all__ = [
     "NamespaceSurfaceExcludes",
     "NamespaceVersionMismatch",
     "NestedLimitExceeded",
-    "NoFixture",
-    "ObservationTooLarge",
-    "RegistryInvalid",
     "ResolutionFailed",
     "RouteError",
     "RuntimeMisconfigured",
@@ -105,102 +46,9 @@ __all__ = [
     "SourceInterfaceInvalid",
     "SourceLocatorInvalid",
     "SourceNotFound",
-    "TableError",
-    "ToolError",
     "UnauthorizedCaller",
-    "UnknownTool",
     "UnsafeBlueprintPath",
 ]
-
-
-class DispatchError(Exception):
-    """Root of every refusal. ``code`` is the identity; the message is for people."""
-
-    #: Stable machine-readable identity of the failure.
-    code: ClassVar[str] = "error"
-    #: Exit status of the CLI when this error ends a command.
-    exit_code: ClassVar[int] = 2
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message: Final = message
-
-
-# --------------------------------------------------------------------------- #
-# Python table
-
-
-class TableError(DispatchError):
-    """A call to a Python table was refused or failed in an expected way."""
-
-
-class InvalidRequest(TableError):
-    """Not JSON, not an object, no string name, args not an object, too large or too deep."""
-
-    code = "invalid_request"
-
-
-class UnknownTool(TableError):
-    """The name is not in the table (or the tool is disabled: the two look the same)."""
-
-    code = "unknown_tool"
-
-
-class InvalidArguments(TableError):
-    """The arguments fail the tool's schema. Details name field paths, never values."""
-
-    code = "invalid_arguments"
-
-    def __init__(self, message: str, details: tuple[tuple[str, str], ...] = ()) -> None:
-        super().__init__(message)
-        #: ``(path, reason)`` pairs; never the submitted values.
-        self.details: Final = details
-
-
-class Denied(TableError):
-    """A policy bit refused the call before the handler ran."""
-
-    code = "denied"
-
-
-class ToolError(TableError):
-    """Raised by a handler on purpose: an expected failure it chose to explain.
-
-    The message reaches the model, so handlers must not put secrets in it; a
-    message that holds the value of a sensitive argument is replaced whole by
-    a fixed text (never scrubbed in place, which would show where it was).
-    """
-
-    code = "tool_error"
-
-
-class ObservationTooLarge(TableError):
-    """The handler's result exceeds the table's observation cap."""
-
-    code = "observation_too_large"
-
-
-class NoFixture(TableError):
-    """A fixture world has no recorded outcome (and no stand-in) for these arguments.
-
-    Raised only by the answers of a fixture world; the same exception raised by
-    a real handler is an ``internal_error`` like any other.
-    """
-
-    code = "no_fixture"
-
-
-class RegistryInvalid(TableError):
-    """A table could not be built or loaded: bad name, description or schema, bad spec.
-
-    Raised at construction (never by a dispatch), so a bad table fails at import.
-    """
-
-    code = "registry_invalid"
-
-
-# --------------------------------------------------------------------------- #
-# Blueprint repository
 
 
 class RouteError(DispatchError):
