@@ -99,11 +99,11 @@ def compile_binding(
     try:
         return _compile(interface, argv, stdin)
     except BindingRefused as refusal:
-        message = f"cannot compile {_shown(interface_id)}: {refusal}"
+        message = f"cannot compile {_id_text(interface_id)}: {refusal}"
         raise _failure(message, interface_id, refusal.reason) from None
     except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError):
         # A safety net only: the property tests drive _compile directly to keep it unused.
-        message = f"cannot compile {_shown(interface_id)}: malformed process binding"
+        message = f"cannot compile {_id_text(interface_id)}: malformed process binding"
         raise _failure(message, interface_id, "safety_net") from None
 
 
@@ -213,7 +213,7 @@ def python_target(module: ModuleRecord, source: SourceRecord, entry: str) -> Pyt
     try:
         return _python_target(module, source, entry)
     except BindingRefused as refusal:
-        message = f"cannot build Python target for {_shown(source.source_id)}: {refusal}"
+        message = f"cannot build Python target for {_id_text(source.source_id)}: {refusal}"
         raise ResolutionFailed(
             message, target_module_id=module.module_id, reason=refusal.reason
         ) from None
@@ -257,6 +257,10 @@ def _failure(message: str, interface_id: object, reason: RefusalReason) -> Resol
     return ResolutionFailed(message, target_module_id=target_module, reason=reason)
 
 
-def _shown(text: object) -> str:
-    """A bounded rendering of an ID for messages (IDs are validated upstream)."""
+def _id_text(text: object) -> str:
+    """A canonical ID as messages name it (validated upstream, so nothing to escape; bounded).
+
+    Not a quoting rule for untrusted values: those go through
+    :func:`boring_dispatch._quote.shown`.
+    """
     return text[:200] if isinstance(text, str) else "(an invalid id)"
