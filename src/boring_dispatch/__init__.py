@@ -23,7 +23,10 @@ exception tree with its codes), :mod:`boring_dispatch.gateway` (for gateway
 authors), :mod:`boring_dispatch.testing` (fake models, golden-file checks),
 :mod:`boring_dispatch.golden`, :mod:`boring_dispatch.tools.http` (the safe
 HTTP GET tool), :mod:`boring_dispatch.registry.deployed` (deployed tables) and
-:mod:`boring_dispatch.registry.fixture_files` (reading fixture files).
+:mod:`boring_dispatch.registry.fixture_files` (reading fixture files), and
+the framework adapters :mod:`boring_dispatch.integrations.pydantic_ai`,
+:mod:`boring_dispatch.integrations.openai_agents` and
+:mod:`boring_dispatch.integrations.langchain` (each an optional extra).
 Every other module is internal and may change without notice;
 ``docs/architecture.md`` maps them.
 """
