@@ -21,7 +21,8 @@ than borrowed from RE2's defaults:
 
 Refused, because RE2 has no equivalent (or Python's differs from RE2's):
 backreferences, conditionals, lookarounds, atomic groups and possessive
-quantifiers, ``\\b``/``\\B`` outside ``(?a)`` (Unicode word boundaries),
+quantifiers, ``\\b`` outside ``(?a)`` (Unicode word boundaries), ``\\B``
+(``re`` before 3.14 never matches it in an empty string, RE2 does),
 case-insensitive matching (Python's folding of ``i`` takes in U+0130 and U+0131,
 RE2's does not), and a ``$`` followed by more pattern. Counts over RE2's 1000
 are split exactly (``_counted``); counts over the size limit are refused.
@@ -206,10 +207,13 @@ class _Writer:
             return r"\z"
         if code is sre.AT_END_STRING:
             return _END_STRING
-        if code is sre.AT_BOUNDARY or code is sre.AT_NON_BOUNDARY:
+        if code is sre.AT_NON_BOUNDARY:
+            # re (before Python 3.14) never matches \B in an empty string; RE2 does.
+            raise TranslationRefused("pattern uses \\B, which re and RE2 read differently")
+        if code is sre.AT_BOUNDARY:
             if not flags & sre.SRE_FLAG_ASCII:
-                raise TranslationRefused("pattern uses \\b or \\B outside ASCII mode (?a)")
-            return r"\b" if code is sre.AT_BOUNDARY else r"\B"
+                raise TranslationRefused("pattern uses \\b outside ASCII mode (?a)")
+            return r"\b"
         raise TranslationRefused("pattern uses an unsupported anchor")
 
 
