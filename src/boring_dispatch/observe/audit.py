@@ -48,6 +48,7 @@ from boring_dispatch.observation import Observation
 
 __all__ = [
     "MAX_RECORD_BYTES",
+    "AppendFile",
     "AuditEvent",
     "AuditSink",
     "FileRefused",
@@ -100,7 +101,7 @@ class AuditSink(Protocol):
         """Write ``event`` down (or keep it). Should not raise; if it does, it is logged."""
 
 
-class _AppendFile:
+class AppendFile:
     """An append-only file of JSON lines, created 0600, one ``write`` per line.
 
     Raises:
@@ -118,7 +119,7 @@ class _AppendFile:
             raise ValueError("max_record_bytes must be an int of at least 4096")
         self.path: Final = Path(path)
         self.max_record_bytes: Final = max_record_bytes
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a subclass may hold it across a check and a write
         self._fd: int | None = open_append(self.path)
 
     def _write(self, payload: dict[str, object], small: dict[str, object]) -> None:
@@ -127,6 +128,10 @@ class _AppendFile:
         if len(data) > self.max_record_bytes:
             small["record_too_large"] = len(data)
             data = (_ENCODER.encode(small) + "\n").encode("ascii")
+        self._append(data)
+
+    def _append(self, data: bytes) -> None:
+        """One ``write`` of one whole record (see :func:`boring_dispatch._files.append_record`)."""
         with self._lock:
             if self._fd is None:
                 raise ValueError("the sink is closed")
@@ -152,7 +157,7 @@ class _AppendFile:
 
 
 @final
-class JsonLinesAuditSink(_AppendFile):
+class JsonLinesAuditSink(AppendFile):
     """One JSON line per call: ``time`` (ISO 8601, UTC), ``surface``, ``tool``,
     ``outcome``, ``duration_ms``, ``args`` (redacted) and ``correlation_id`` when set.
     """
@@ -174,7 +179,7 @@ class JsonLinesAuditSink(_AppendFile):
 
 
 @final
-class TraceRecorder(_AppendFile):
+class TraceRecorder(AppendFile):
     """A replayable trace: ``{"name", "args", "observation"}`` per call, redacted.
 
     Requests without a string name or an arguments object are not recorded

@@ -30,18 +30,17 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Collection, Mapping
 from pathlib import Path
-from types import MappingProxyType, TracebackType
-from typing import Final, Self, final
+from types import MappingProxyType
+from typing import Final, final
 
-from boring_dispatch._files import MAX_TRACE_BYTES, FileRefused, append_record, open_append
+from boring_dispatch._files import MAX_TRACE_BYTES, FileRefused
 from boring_dispatch._files import read_lines as _read_lines
 from boring_dispatch._json import StrictJSONError, strict_loads
 from boring_dispatch._quote import shown
 from boring_dispatch.errors import RegistryInvalid
-from boring_dispatch.observe.audit import AuditEvent
+from boring_dispatch.observe.audit import AppendFile, AuditEvent
 from boring_dispatch.registry._canonical import canonical_text
 from boring_dispatch.registry.fixtures import Fixture, Recorded
 
@@ -56,7 +55,7 @@ _ENCODER: Final = json.JSONEncoder(
 
 
 @final
-class FixtureRecorder:
+class FixtureRecorder(AppendFile):
     """An audit sink that appends each new outcome of a real call to a fixture file.
 
     Raises:
@@ -69,13 +68,11 @@ class FixtureRecorder:
     wants_fixture_args: Final = True
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path: Final = Path(path)
-        self._lock = threading.Lock()
         self._seen: set[tuple[str, str]] = set()
-        if self.path.exists() and self.path.stat().st_size:
-            for name, fixture in read_fixtures(self.path).items():
+        if Path(path).exists() and Path(path).stat().st_size:
+            for name, fixture in read_fixtures(Path(path)).items():
                 self._seen.update((name, canonical_text(r.args)) for r in fixture.recorded)
-        self._fd: int | None = open_append(self.path)
+        super().__init__(path)
 
     def record(self, event: AuditEvent) -> None:
         """Append the call's outcome, unless it is not a handler outcome or is known already."""
@@ -95,31 +92,11 @@ class FixtureRecorder:
             return
         key = (event.tool, canonical_text(event.fixture_args))
         data = (_ENCODER.encode(line) + "\n").encode("ascii")
-        with self._lock:
-            if self._fd is None:
-                raise ValueError("the recorder is closed")
+        with self._lock:  # one check and one write: two threads never write one key twice
             if key in self._seen:
                 return
-            append_record(self._fd, data)
+            self._append(data)
             self._seen.add(key)
-
-    def close(self) -> None:
-        """Close the file; later records raise (and are logged by the pipeline)."""
-        with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def read_fixtures(
