@@ -7,9 +7,9 @@ The CLI, replay, the MCP server and nested calls from gateways all go through
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, final
+from typing import TYPE_CHECKING, Final, TypeVar, final
 
 from boring_dispatch.errors import RuntimeMisconfigured, SetupRefusal
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from boring_dispatch.process.launch import NestedCall
 
 __all__ = ["Repository", "dry_run_payload"]
+
+
+_R = TypeVar("_R")
 
 
 @final
@@ -130,16 +133,7 @@ class Repository:
         """Run an already resolved route with captured, capped output (MCP, nested calls)."""
         from boring_dispatch.process.launch import run_captured
 
-        nested = _NestedCalls(self, route, trace_id)
-        result = run_captured(
-            route,
-            stdin=_accepted_stdin(route, stdin),
-            limits=limits or ExecLimits(),
-            trace_id=trace_id,
-            nested=nested.invoke,
-        )
-        nested.raise_refusal()
-        return result
+        return self._launch(run_captured, route, stdin, limits, trace_id)
 
     def run_streaming(
         self,
@@ -152,8 +146,19 @@ class Repository:
         """Run an already resolved route with the child's streams passed through (the CLI)."""
         from boring_dispatch.process.launch import run_streaming
 
+        return self._launch(run_streaming, route, stdin, limits, trace_id)
+
+    def _launch(
+        self,
+        launcher: Callable[..., _R],
+        route: Route,
+        stdin: bytes | None,
+        limits: ExecLimits | None,
+        trace_id: str | None,
+    ) -> _R:
+        """Launch ``route`` with its nested calls decided here; a nested setup refusal is raised."""
         nested = _NestedCalls(self, route, trace_id)
-        code = run_streaming(
+        outcome = launcher(
             route,
             stdin=_accepted_stdin(route, stdin),
             limits=limits or ExecLimits(),
@@ -161,7 +166,7 @@ class Repository:
             nested=nested.invoke,
         )
         nested.raise_refusal()
-        return code
+        return outcome
 
     def exported_interfaces(self) -> tuple[str, ...]:
         """Every export ID declared in the repository, sorted (an offline scan).
