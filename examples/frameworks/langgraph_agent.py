@@ -17,7 +17,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
-from boring_dispatch.integrations.langchain import ApprovalGate, structured_tools
+from boring_dispatch.adapters.langchain import ApprovalGate, structured_tools
 from examples.frameworks.billing import BILLING, billing_token
 
 

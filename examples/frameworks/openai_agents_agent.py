@@ -22,7 +22,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from boring_dispatch.integrations.openai_agents import function_tools
+from boring_dispatch.adapters.openai_agents import function_tools
 from examples.frameworks.billing import BILLING, billing_token
 
 

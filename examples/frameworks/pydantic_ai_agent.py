@@ -16,7 +16,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from boring_dispatch.integrations.pydantic_ai import RegistryToolset
+from boring_dispatch.adapters.pydantic_ai import RegistryToolset
 from examples.frameworks.billing import BILLING, billing_token
 
 SCRIPT: list[list[ModelResponsePart]] = [

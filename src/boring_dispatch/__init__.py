@@ -24,9 +24,9 @@ authors), :mod:`boring_dispatch.testing` (fake models, golden-file checks),
 :mod:`boring_dispatch.golden`, :mod:`boring_dispatch.tools.http` (the safe
 HTTP GET tool), :mod:`boring_dispatch.registry.deployed` (deployed tables) and
 :mod:`boring_dispatch.registry.fixture_files` (reading fixture files), and
-the framework adapters :mod:`boring_dispatch.integrations.pydantic_ai`,
-:mod:`boring_dispatch.integrations.openai_agents` and
-:mod:`boring_dispatch.integrations.langchain` (each an optional extra).
+the framework adapters :mod:`boring_dispatch.adapters.pydantic_ai`,
+:mod:`boring_dispatch.adapters.openai_agents` and
+:mod:`boring_dispatch.adapters.langchain` (each an optional extra).
 Every other module is internal and may change without notice;
 ``docs/architecture.md`` maps them.
 """

@@ -2,11 +2,11 @@
 
 One module per framework, each an optional extra imported only when used:
 
-- :mod:`boring_dispatch.integrations.pydantic_ai` (``[pydantic-ai]``):
+- :mod:`boring_dispatch.adapters.pydantic_ai` (``[pydantic-ai]``):
   ``RegistryToolset``, a Pydantic AI toolset;
-- :mod:`boring_dispatch.integrations.openai_agents` (``[openai-agents]``):
+- :mod:`boring_dispatch.adapters.openai_agents` (``[openai-agents]``):
   ``function_tools``, the OpenAI Agents SDK's ``FunctionTool``s;
-- :mod:`boring_dispatch.integrations.langchain` (``[langchain]``):
+- :mod:`boring_dispatch.adapters.langchain` (``[langchain]``):
   ``structured_tools`` and, for LangGraph, ``approval_node``.
 
 Every adapter obeys the same rules: the framework's tool calls go through

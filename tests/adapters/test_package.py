@@ -31,7 +31,7 @@ def _frameworks_after(code: str) -> list[str]:
     "code",
     [
         "import boring_dispatch",
-        "import boring_dispatch.integrations",
+        "import boring_dispatch.adapters",
         (
             "from boring_dispatch import Injected, Registry, Tool, ToolSpec\n"
             "def f(x: int) -> int:\n    return x\n"
@@ -52,4 +52,4 @@ def test_no_framework_is_loaded_until_its_adapter_is(code: str) -> None:
     ],
 )
 def test_each_adapter_loads_its_own_framework(module: str, framework: str) -> None:
-    assert framework in _frameworks_after(f"import boring_dispatch.integrations.{module}")
+    assert framework in _frameworks_after(f"import boring_dispatch.adapters.{module}")

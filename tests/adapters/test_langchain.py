@@ -22,7 +22,7 @@ from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
 from boring_dispatch import Registry
-from boring_dispatch.integrations.langchain import ApprovalGate, structured_tools
+from boring_dispatch.adapters.langchain import ApprovalGate, structured_tools
 from kits.billing import CANARY, billing_table
 
 

@@ -27,7 +27,7 @@ from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed
 from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 
-from boring_dispatch.integrations._context import ContextSource, resolve_context
+from boring_dispatch.adapters._context import ContextSource, resolve_context
 
 if TYPE_CHECKING:
     from pydantic_ai import RunContext

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 from langchain_core.runnables.config import ensure_config
 from langchain_core.tools import BaseTool, ToolException
 
-from boring_dispatch.integrations._context import ContextSource, resolve_context
+from boring_dispatch.adapters._context import ContextSource, resolve_context
 
 if TYPE_CHECKING:
     from langchain_core.runnables import RunnableConfig

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents import FunctionTool
 
-from boring_dispatch.integrations._context import ContextSource, resolve_context
+from boring_dispatch.adapters._context import ContextSource, resolve_context
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from boring_dispatch.integrations._context import resolve_context
+from boring_dispatch.adapters._context import resolve_context
 
 
 def test_a_mapping_or_none_is_the_context_itself() -> None:

@@ -29,7 +29,7 @@ from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.test import TestModel
 
 from boring_dispatch import Registry
-from boring_dispatch.integrations.pydantic_ai import RegistryToolset
+from boring_dispatch.adapters.pydantic_ai import RegistryToolset
 from boring_dispatch.testing import CapturingSink
 from kits.billing import CANARY, billing_table
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from boring_dispatch import Registry
-from boring_dispatch.integrations.openai_agents import function_tools
+from boring_dispatch.adapters.openai_agents import function_tools
 from kits.agents_sdk import KeepingProcessor, ScriptedModel, Step
 from kits.billing import CANARY, billing_table
 
