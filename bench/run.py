@@ -16,12 +16,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import bench_live
 import bench_mcp
 import bench_resolve
 import bench_setup
 import bench_table
+from _targets import summary
 
 import boring_dispatch
 
@@ -60,11 +62,17 @@ def main() -> None:
         ("mcp", functools.partial(bench_mcp.main, CORPUS)),
         ("setup", bench_setup.main),
     ]
+    results: dict[str, Any] = {}
     for name, run in runs:
         started = time.monotonic()
-        run()
+        results[name] = run()
         print(f"  [{name}: {time.monotonic() - started:.0f} s]")
         print()
+    print(
+        "Summary: issue 15's targets (medians of this run; absolute ms are for this machine only)"
+    )
+    for row in summary(results["resolve"], results["live"], results["mcp"]):
+        print(row.line())
     print(f"total: {time.monotonic() - began:.0f} s")
 
 
