@@ -93,7 +93,7 @@ class Observation:
     @classmethod
     def success(cls, result: object) -> Observation:
         """An ok observation holding ``result``."""
-        return cls(True, result)
+        return cls(ok=True, result=result)
 
     @classmethod
     def failure(
