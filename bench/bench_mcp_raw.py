@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from _timing import Stats, console_script, interpreter, report
@@ -94,12 +95,16 @@ def main(corpus: Path, rounds: int = 30, inner: int = 25) -> dict[str, float]:
         dispatcher = [str(console_script("dispatcher")), "mcp", "--config", str(corpus)]
         floor = _Session([str(interpreter()), "-I", str(floor_script)], env)
         ours = _Session(dispatcher, env)
-        candidates = [
-            ("SDK MCPServer: echo tool (floor)", lambda: floor.call("echo", {"text": "hi"})),
-            (
-                f"dispatcher mcp: invoke_security_{level} dry run R1",
-                lambda: ours.call(f"invoke_security_{level}", dry_run),
-            ),
+
+        def echo() -> None:
+            floor.call("echo", {"text": "hi"})
+
+        def dry() -> None:
+            ours.call(f"invoke_security_{level}", dry_run)
+
+        candidates: list[tuple[str, Callable[[], None]]] = [
+            ("SDK MCPServer: echo tool (floor)", echo),
+            (f"dispatcher mcp: invoke_security_{level} dry run R1", dry),
         ]
         samples: dict[str, list[float]] = {name: [] for name, _ in candidates}
         for _, call in candidates:  # warm up: first-call imports are not charged
