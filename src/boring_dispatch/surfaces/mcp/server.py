@@ -13,7 +13,9 @@ that work has really ended (a cancelled call included); parsing, resolving,
 dry runs and refusals never wait for a slot. When a call is cancelled, its
 gateways are ended, and a gateway it has not spawned yet never is; when the
 session ends (stdin closes, ``SIGTERM``/``SIGHUP``, or the server returns),
-every gateway still running is ended (see :mod:`._mcp_children`).
+every gateway still running is ended (see :mod:`._mcp_children`). A call whose
+arguments ask for a dry run launches nothing, so it takes one plain thread hop
+(a cancel then lands when that short preparation has ended).
 The streams come from :mod:`._transport`: strict, bounded reading with an
 error response for every refused message, and back-pressure instead of
 buffering (no call starts while the client leaves too much output unread).
