@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,67 @@ OFF_THE_DRY_RUN_PATH = frozenset(
         "subprocess",
         "tempfile",
         "threading",
+    }
+)
+#: Top-level stdlib modules a dry run may add to what a bare ``python -I`` has loaded:
+#: the configuration's TOML reader, paths, JSON, typing, datetime (tomllib's), the regex
+#: linter's Unicode tables and the YAML reader's base64; on 3.12 and 3.13 some of those
+#: pull in ``glob``, ``pwd``, ``grp`` and the C parts named here. No process, thread,
+#: async, packaging, logging or random machinery: the same list pins all of that out.
+DRY_RUN_STDLIB = frozenset(
+    {
+        "__future__",
+        "_datetime",
+        "_json",
+        "_string",
+        "_struct",
+        "_typing",
+        "base64",
+        "binascii",
+        "collections",
+        "contextlib",
+        "copyreg",
+        "datetime",
+        "enum",
+        "errno",
+        "fnmatch",
+        "functools",
+        "glob",
+        "grp",
+        "ipaddress",
+        "itertools",
+        "json",
+        "keyword",
+        "math",
+        "ntpath",
+        "operator",
+        "pathlib",
+        "pwd",
+        "re",
+        "reprlib",
+        "string",
+        "struct",
+        "tomllib",
+        "types",
+        "typing",
+        "unicodedata",
+        "urllib",
+        "warnings",
+    }
+)
+#: Our packages a dry run may load (second-level names under ``boring_dispatch``).
+DRY_RUN_OURS = frozenset(
+    {
+        "_entry",
+        "_limits",
+        "_quote",
+        "_refusal",
+        "_value",
+        "errors",
+        "process",
+        "records",
+        "repository",
+        "surfaces",
     }
 )
 HEAVY = ("pydantic", "mcp", "anyio", "httpx", "opentelemetry", "jsonschema", "rich", "starlette")
@@ -146,3 +208,82 @@ def test_the_timeline_imports_only_stdlib_and_our_code(tmp_path: Path) -> None:
         and not m.startswith(("boring_dispatch", "_"))
     }
     assert third_party == set()
+
+
+_DRY_RUNS = [
+    ("get-weather", ("get-weather._rtx.interface.scripts-weather",)),  # R1: the fast YAML parser
+    ("daily-plan", ("list-manager._rtx.interface.read-list", "/tmp/todo.yaml")),  # R3: PyYAML too
+]
+
+
+def _top_level(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+@pytest.mark.skipif(not CONFIG.is_file(), reason="famulus corpus not found")
+@pytest.mark.parametrize(("caller", "target"), _DRY_RUNS)
+def test_a_cli_dry_run_adds_only_allowlisted_stdlib_modules(
+    caller: str, target: tuple[str, ...]
+) -> None:
+    scaffold = "import io, contextlib\n"
+    code = (
+        scaffold + "from boring_dispatch.surfaces.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    rc = main(['--config', {str(CONFIG)!r}, '--caller-skill', {caller!r}, '--dry-run',"
+        f" *{list(target)!r}])\n"
+        "assert rc == 0, rc\n"
+    )
+    modules = _modules_after(code)
+    added = _top_level(modules) - _top_level(_modules_after(scaffold))
+    stdlib = {m for m in added if m in sys.stdlib_module_names}
+    assert sorted(stdlib - DRY_RUN_STDLIB) == []
+    ours = {m.split(".")[1] for m in modules if m.startswith("boring_dispatch.")}
+    assert sorted(ours - DRY_RUN_OURS) == []
+
+
+@pytest.mark.skipif(not CONFIG.is_file(), reason="famulus corpus not found")
+def test_a_warm_mcp_dry_run_imports_nothing_per_call() -> None:
+    # The calls a server makes for one dry run, after its first: no import at all.
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from boring_dispatch.repository.repository import Repository
+        from boring_dispatch.surfaces.mcp import server, _transport
+        from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
+        from boring_dispatch.surfaces.mcp._telemetry import traced_call
+        import mcp_types as types
+
+        calls = RepositoryCalls(Repository.open({str(CONFIG)!r}))
+        args = {{"caller": "get-weather", "interface": "get-weather._rtx.interface.scripts-weather",
+                "arguments": {{}}, "dry_run": True}}
+        line = ('{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":'
+                '"invoke_security_1","arguments":{{"caller":"get-weather"}}}}}}').encode()
+
+        def one_call():
+            from boring_dispatch.surfaces.mcp._wire import read_message
+            read_message(line, max_line_bytes=1 << 20)
+            with traced_call("invoke_security_1", 1, None, repository=True):
+                for tier in range(3):
+                    outcome = calls.prepare(f"invoke_security_{{tier}}", args, trace_id="0" * 32)
+                    result = server._call_tool_result(outcome)
+                    message = types.JSONRPCResponse(
+                        jsonrpc="2.0", id=1, result=result.model_dump(by_alias=True, mode="json")
+                    )
+                    _transport._encode(message)
+            return outcome
+
+        one_call()
+        before = set(sys.modules)
+        assert not one_call().is_error
+        print(sorted(set(sys.modules) - before))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=plain_environment(),
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -273,12 +273,14 @@ def checked_copy(result: object, text: str) -> object:
     if kind in _VALUE_TYPES:
         return result
     if kind is dict:
-        if all(type(k) is str for k in result) and all(  # type: ignore[attr-defined]
-            type(v) in _VALUE_TYPES
-            for v in result.values()  # type: ignore[attr-defined]
-        ):
-            return dict(result)  # type: ignore[call-overload]
-    elif kind is list and all(type(v) in _VALUE_TYPES for v in result):  # type: ignore[attr-defined]
+        for key, member in result.items():  # type: ignore[attr-defined]
+            if type(key) is not str or type(member) not in _VALUE_TYPES:
+                return json.loads(text)
+        return dict(result)  # type: ignore[call-overload]
+    if kind is list:
+        for member in result:  # type: ignore[attr-defined]
+            if type(member) not in _VALUE_TYPES:
+                return json.loads(text)
         return list(result)  # type: ignore[call-overload]
     return json.loads(text)
 

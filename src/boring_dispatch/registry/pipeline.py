@@ -124,7 +124,7 @@ def dispatch(
     is ``internal_error``: the caller's fault, not the model's).
     """
     trail = Trail() if table.sinks else None
-    return _dispatch(table, name, args, trail, _Caller(confirmed, context))
+    return _dispatch(table, name, args, trail, _caller(confirmed, context))
 
 
 def dispatch_json(table: Table, text: str | bytes) -> Observation:
@@ -179,7 +179,7 @@ def dispatch_args_json(
             trail.tool = name[:128] if type(name) is str else None
             emit(table, trail, observation)
         return observation
-    return _dispatch(table, name, args, trail, _Caller(confirmed, context))
+    return _dispatch(table, name, args, trail, _caller(confirmed, context))
 
 
 def parse_request(text: str | bytes, limits: TableLimits, *, recorded: bool = False) -> Request:
@@ -215,7 +215,11 @@ class _Caller:
     context: Mapping[str, object] | None = None
 
 
-_MODEL_ONLY: Final = _Caller()
+_MODEL_ONLY: Final = _Caller()  # shared by every call that is not confirmed and has no context
+
+
+def _caller(confirmed: bool, context: Mapping[str, object] | None) -> _Caller:
+    return _MODEL_ONLY if confirmed is False and context is None else _Caller(confirmed, context)
 
 
 def _dispatch(

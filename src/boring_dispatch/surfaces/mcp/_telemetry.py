@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Final
 
 from boring_dispatch.observe.otel import OtelCall, mcp_call_span, tool_span
+from boring_dispatch.observe.otel import enabled as otel_enabled
 from boring_dispatch.observe.trace import new_trace_id, valid_trace_id
 from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
@@ -83,6 +84,15 @@ def traced_call(
     ``tool`` is the tool's name when it is one of the server's tools, else
     ``None``; ``request_id`` is the JSON-RPC id; ``meta`` is ``params._meta``.
     """
+    if not otel_enabled():
+        # No spans to open (the common case): the call gets a fresh id, as a span-less one would.
+        trace_id = _claim(None)
+        try:
+            yield CallTrace(trace_id, ())
+        finally:
+            with _LOCK:
+                _RUNNING.discard(trace_id)
+        return
     with mcp_call_span(tool, request_id, meta) as server:
         trace_id = _claim(server.trace_id)
         try:

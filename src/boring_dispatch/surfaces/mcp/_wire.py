@@ -18,7 +18,6 @@ the client's waiting call ends; otherwise ``null``. No SDK import here.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -122,7 +121,10 @@ def _problem(
 
 def _parse(line: bytes) -> tuple[object, _Keys] | Refusal:
     """The JSON value of a line of at most :data:`MAX_MESSAGE_ITEMS` items, or why not."""
-    edge_id = functools.partial(_edge_id, line[:512], line[-512:])
+
+    def edge_id() -> str | int | None:  # only a refusal looks at the line's edges
+        return _edge_id(line[:512], line[-512:])
+
     if _too_many_items(line):
         too_many = f"the message has more than {MAX_MESSAGE_ITEMS} values"
         return Refusal(INVALID_REQUEST, too_many, edge_id())

@@ -13,7 +13,9 @@ that work has really ended (a cancelled call included); parsing, resolving,
 dry runs and refusals never wait for a slot. When a call is cancelled, its
 gateways are ended, and a gateway it has not spawned yet never is; when the
 session ends (stdin closes, ``SIGTERM``/``SIGHUP``, or the server returns),
-every gateway still running is ended (see :mod:`._mcp_children`).
+every gateway still running is ended (see :mod:`._mcp_children`). A call whose
+arguments ask for a dry run launches nothing, so it takes one plain thread hop
+(a cancel then lands when that short preparation has ended).
 The streams come from :mod:`._transport`: strict, bounded reading with an
 error response for every refused message, and back-pressure instead of
 buffering (no call starts while the client leaves too much output unread).
@@ -201,7 +203,12 @@ def _build_server(backend: RepositoryCalls | TableCalls, flow: Flow) -> Server[A
                     prepare = functools.partial(
                         backend.prepare, params.name, params.arguments, trace_id=trace_id
                     )
-                    step = await _in_thread_to_the_end(prepare, trace_id)
+                    if _asks_dry_run(params.arguments):
+                        # A dry run launches nothing, so there is nothing to end on a cancel:
+                        # one plain hop (a cancel is delivered once the thread has ended).
+                        step = await anyio.to_thread.run_sync(prepare)
+                    else:
+                        step = await _in_thread_to_the_end(prepare, trace_id)
                     if isinstance(step, ToolOutcome):
                         outcome = step
                     else:
@@ -268,6 +275,15 @@ async def _in_thread_to_the_end(work: Callable[[], _T], trace_id: str | None) ->
                 end_descendant_groups(trace_id)
             raise
     return results[0]
+
+
+def _asks_dry_run(arguments: object) -> bool:
+    """Whether the call's arguments ask for a dry run (``"dry_run": true``, exactly).
+
+    The projection parser then either refuses the call or describes it: its
+    preparation never launches a gateway or a setup, whatever else it holds.
+    """
+    return type(arguments) is dict and arguments.get("dry_run") is True
 
 
 def _listed_tools(backend: RepositoryCalls | TableCalls) -> list[mcp_types.Tool]:
