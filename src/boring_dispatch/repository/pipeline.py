@@ -72,7 +72,7 @@ def resolve_target(loader: ModuleLoader, target: str, version: int | None) -> Ta
     module_id, _ = ids.parse_interface_id(target)
     ancestry = loader.load_ancestry(module_id)
     export, source_id, source_interface_id = find_export(ancestry[-1], target)
-    source = loader.load_source(ancestry[-1], source_id, interface=source_interface_id)
+    source = loader.load_source(ancestry[-1], source_id)
     interface, selected = select_interface(source, source_interface_id, version)
     return Target(
         ancestry=ancestry,

@@ -41,7 +41,7 @@ from boring_dispatch.repository.load.files import (
     relative_parts,
     stat_regular,
 )
-from boring_dispatch.repository.strict_yaml.load import load_yaml, load_yaml_entry
+from boring_dispatch.repository.strict_yaml.load import load_yaml
 
 __all__ = [
     "BLUEPRINT_NAME",
@@ -54,8 +54,6 @@ __all__ = [
 BLUEPRINT_NAME: Final = "blueprint.yaml"
 _SCHEMA_VERSION: Final = 6
 _MODULE_MAPS: Final = ("children", "namespace_exports", "sources", "exports")
-# What a source record keeps when it is loaded for one interface (see load_source).
-_SOURCE_FIELDS: Final = frozenset({"schema_version", "node_type", "id", "version", "gateway"})
 _FS_REASONS: Final = {
     "symlink": "a path component is a symlink",
     "not_directory": "a path component is not a directory",
@@ -107,7 +105,7 @@ class ModuleLoader:
         self._config: Final = config
         self._files: Final = files
         self._modules: dict[str, ModuleRecord] = {}
-        self._sources: dict[tuple[str, str | None], SourceRecord] = {}
+        self._sources: dict[str, SourceRecord] = {}
 
     def load(self, module_id: str) -> ModuleRecord:
         """The checked blueprint of ``module_id``; see :meth:`load_ancestry`."""
@@ -148,15 +146,8 @@ class ModuleLoader:
             records.append(record)
         return tuple(records)
 
-    def load_source(
-        self, module: ModuleRecord, source_id: str, *, interface: str | None = None
-    ) -> SourceRecord:
+    def load_source(self, module: ModuleRecord, source_id: str) -> SourceRecord:
         """Load the behavioral-source blueprint ``source_id`` of ``module``.
-
-        With ``interface``, the record's ``data`` holds the identity fields,
-        ``gateway`` and, of ``interfaces``, that one entry (what
-        :func:`.exports.select_interface` reads); the whole file is still
-        checked as strictly (see :func:`..strict_yaml.load.load_yaml_entry`).
 
         Raises:
             SourceLocatorInvalid: ``sources.<id>`` is not a mapping with a
@@ -170,7 +161,7 @@ class ModuleLoader:
             BlueprintSchemaMismatch: not a version-6 ``behavioral_source``.
             BlueprintIdentityMismatch: ``id`` is not ``source_id``.
         """
-        cached = self._sources.get((source_id, interface))
+        cached = self._sources.get(source_id)
         if cached is not None and cached.module is module:
             return cached
         owner = module.module_id
@@ -186,9 +177,9 @@ class ModuleLoader:
                 f"source {source_id}: blueprint.base must be module-root", target_module_id=owner
             )
         data = self._read_source_file(module, blueprint.get("path"), f"source {source_id}")
-        source = _check_source(module, source_id, data, interface)
+        source = _check_source(module, source_id, data)
         self._check_gateway_file(module, source.gateway_path, f"gateway of {source_id}")
-        self._sources[source_id, interface] = source
+        self._sources[source_id] = source
         return source
 
     # ----------------------------------------------------------------------- #
@@ -276,22 +267,10 @@ def _check_module(module_id: str, root: Path, configured_root: Path, data: bytes
     return ModuleRecord(module_id, root, configured_root, version, blueprint)
 
 
-def _check_source(
-    module: ModuleRecord, source_id: str, data: bytes, interface: str | None
-) -> SourceRecord:
+def _check_source(module: ModuleRecord, source_id: str, data: bytes) -> SourceRecord:
     owner = module.module_id
     what = f"source blueprint {source_id}"
-    if interface is None:
-        blueprint = load_yaml(data, what=what, target_module_id=owner)
-    else:
-        blueprint = load_yaml_entry(
-            data,
-            what=what,
-            target_module_id=owner,
-            keep=_SOURCE_FIELDS,
-            section="interfaces",
-            entry=interface,
-        )
+    blueprint = load_yaml(data, what=what, target_module_id=owner)
     _check_header(blueprint, "behavioral_source", source_id, what, owner)
     version = _version(blueprint, what, owner)
     gateway = blueprint.get("gateway")

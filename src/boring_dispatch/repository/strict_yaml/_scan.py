@@ -18,15 +18,12 @@ The scanned subset is smaller than ``_fast``'s, so that every check is local:
 
 * keys are plain words ``[A-Za-z_][A-Za-z0-9_./-]*``, or such a word after
   ``-``, ``--`` or ``+`` (at most ``MAX_KEY`` long), none of the words YAML
-  reads as null or a boolean; or one-line quoted keys (no escapes in double
-  quotes);
+  reads as null or a boolean;
 * values are plain strings that start with a letter-like character (not an
   indicator, digit or sign) and hold no ``": "``, ``" #"`` or trailing ``:``,
-  folded over more-indented lines; one-line plain scalars that start like a
-  number, typed by ``_fast``'s own rules (refused ones give up);
-  ``null``/``true``/``false`` words; ``{}`` and ``[]``; single- or
-  double-quoted scalars (escapes ``\\x`` and the one-letter ones), one line
-  or folded;
+  folded over more-indented lines; ``null``/``true``/``false`` words; decimal
+  integers; ``{}`` and ``[]``; single- or double-quoted scalars (escapes
+  ``\\x`` and the one-letter ones), one line or folded;
 * an entry ``- `` holds one of those values, one ``key: value`` or nothing;
 * comment lines, blank lines; no tab, carriage return or other character
   ``_fast`` declines (its own character check runs first).
@@ -44,23 +41,16 @@ from typing import Final
 
 from boring_dispatch.repository.strict_yaml._fast import _plain_text
 from boring_dispatch.repository.strict_yaml._rules import ALL_WORDS, MAX_DEPTH
-from boring_dispatch.repository.strict_yaml._scalars import MAX_KEY, Declined, typed
+from boring_dispatch.repository.strict_yaml._scalars import MAX_KEY
 
-__all__ = ["KEY", "key_text", "scan_units"]
+__all__ = ["KEY", "scan_units"]
 
 # Nesting the scan proves; deeper documents give up (``_fast`` declines at MAX_DEPTH).
 _MAX_STACK: Final = MAX_DEPTH - 16
 _WORDS: Final = "|".join(sorted(ALL_WORDS, key=len, reverse=True)).replace("~", r"\~")
 #: A key of the subset: a plain word that types as a string, at most ``MAX_KEY`` long.
-_QUOTES: Final = ("'", '"')
-# (The words that type as null or booleans are refused by the scan's loop.)
-_PLAIN_KEY: Final = (
-    rf"(?:[A-Za-z_]|--?(?=[A-Za-z_])|\+(?=[A-Za-z_]))[A-Za-z0-9_./\-]{{0,{MAX_KEY - 3}}}"
-)
-#: Any key of the subset: a plain word, or a one-line quoted key (no escapes in
-#: double quotes) at most ``MAX_KEY`` long with its quotes; see :func:`key_text`.
 KEY: Final = (
-    rf"(?:{_PLAIN_KEY}|'(?:[^'\n]|''){{0,{MAX_KEY // 2 - 2}}}'|\"[^\"\\\n]{{0,{MAX_KEY - 2}}}\")"
+    rf"(?!(?:{_WORDS}):)(?:[A-Za-z_]|--?(?=[A-Za-z_])|\+(?=[A-Za-z_]))[A-Za-z0-9_./\-]{{0,{MAX_KEY - 3}}}"
 )
 # A plain string's start: not an indicator, a digit, a space or "."; a sign or
 # "<" only before a letter ("--date", "<path>": strings in both YAML versions).
@@ -74,54 +64,42 @@ _LINE_END: Final = r"(?: *| +#[^\n]*)$"
 _COMMENT: Final = r"(?: +#[^\n]*)?$"
 
 
-def _value(more: str, number_group: str) -> str:
+def _value(more: str) -> str:
     """A value and its continuation lines, which start with ``more`` (one column past the parent).
-
-    A plain scalar that starts like a number (and is not a short decimal
-    integer) is captured in ``number_group``: the scan types it as ``_fast``
-    does and gives up on what the typing rules refuse.
 
     Every part matches in one way only, and the quoted bodies are atomic
     groups, so a failed match never backtracks over lines.
     """
     plain_line = rf"(?:[^\n #:]|:(?=[^\n ])){_PLAIN_REST}$"
     plain = (
-        rf"(?![yYnNoO](?:[eE][sS]|[oO]|[nN]|[fF][fF])?$){_PLAIN_FIRST}{_PLAIN_REST}(?<! )"
+        rf"(?!(?:{_WORDS})$){_PLAIN_FIRST}{_PLAIN_REST}(?<! )"
         rf"(?:(?:\n *(?=\n))*\n{more} *{plain_line})*$"
     )
     single = rf"'(?>{_SINGLE}(?:\n(?:{more}{_SINGLE}| *(?=\n)))*)'{_LINE_END}"
     double = rf"\"(?>{_DOUBLE}(?:\n(?:{more}{_DOUBLE}| *(?=\n)))*)\"{_LINE_END}"
     word = r"(?:null|Null|NULL|true|True|TRUE|false|False|FALSE)" + _LINE_END
     number = r"(?:0|-?[1-9][0-9]{0,17})" + _LINE_END
-    numeric = rf"(?P<{number_group}>(?:[0-9.<=]|[-+](?=[0-9.])){_PLAIN_REST}(?<! ))(?: +#[^\n]*)?$"
-    flow = rf"(?:\{{\}}|\[\]){_LINE_END}"
-    return rf"(?:{plain}|{single}|{double}|{word}|{number}|{numeric}|{flow})"
+    return rf"(?:{plain}|{single}|{double}|{word}|{number}|(?:\{{\}}|\[\]){_LINE_END})"
 
 
 @functools.cache
 def _units() -> re.Pattern[str]:
     """Compiled on first use (a pure function of constant text).
 
-    Groups per unit: the indentation; for a key line its key with its colon
-    (and the spaces after it when a value follows) and a number-like value; for an
-    entry its dash, the spaces after it, its key and number-like value, or the
-    number-like value of an entry holding a scalar. A line that is no unit (nor
-    a comment or blank line) has neither a key nor a dash.
+    Four groups per unit: the indentation, the entry's dash (``""`` for a key
+    line), the spaces after the dash, and the key, which keeps its colon when
+    no value follows on the line. A line that is no unit (nor a comment or
+    blank line) has all four empty.
     """
 
-    def key(group: str, more: str, number: str) -> str:
-        value = _value(more, number)
-        # The key group ends in ":" when no value follows, else in the spaces before it.
-        return rf"(?P<{group}>{KEY}:(?: +(?=[^ \n#]))?)(?:(?<= ){value}|{_LINE_END})"
+    def key(group: str, more: str) -> str:
+        return rf"(?P<{group}>{KEY}(?::(?={_LINE_END}))?)(?:(?<=:){_LINE_END}|: +{_value(more)})"
 
-    key_unit = key("k", "(?P=i) ", "n")
+    key_unit = key("k", "(?P=i) ")
     entry_unit = (
-        rf"(?P<d>-)(?:(?P<s> +)(?:{key('j', '(?P=i) (?P=s) ', 'm')}|{_value('(?P=i) ', 'o')})"
-        r"| *$)"
+        rf"(?P<d>-)(?:(?P<s> +)(?:{key('j', '(?P=i) (?P=s) ')}|{_value('(?P=i) ')})| *$)"
     )
-    # It starts with a literal line break, not "^": the search then skips to
-    # line starts at C speed instead of trying every position (5x faster).
-    return re.compile(rf"\n(?P<i> *)(?:{key_unit}|{entry_unit}|[^ \n#][^\n]*)", re.MULTILINE)
+    return re.compile(rf"^(?P<i> *)(?:{key_unit}|{entry_unit}|[^ \n#][^\n]*)", re.MULTILINE)
 
 
 def scan_units(text: str) -> bool:
@@ -136,59 +114,32 @@ def scan_units(text: str) -> bool:
     """
     if not _plain_text(text):
         return False
-    return _structure(_units().findall("\n" + text))
+    return _structure(_units().findall(text))
 
 
-def key_text(key: str) -> str:
-    """The string a key matched by :data:`KEY` stands for."""
-    if key[0] == "'":
-        return key[1:-1].replace("''", "'")
-    if key[0] == '"':
-        return key[1:-1]
-    return key
-
-
-def _structure(units: list[tuple[str, ...]]) -> bool:  # noqa: C901, PLR0911, PLR0912, PLR0915
+def _structure(units: list[tuple[str, ...]]) -> bool:  # noqa: C901, PLR0912 - one loop
     """The block structure check of ``_fast._parse``, on units instead of lines.
 
     Each mapping is the set of its keys (a repeated key gives up); a sequence
     is ``None``. ``slot`` is the collection whose last key or entry has no
-    value yet: a set (a mapping's key), ``None`` (a sequence's entry), or
-    ``False`` when there is none. The first branch is the common case, a key
-    line beside the previous one.
+    value yet (``None`` when there is none).
     """
     root: set[str] = set()
     stack: list[tuple[int, set[str] | None]] = []
     col = 0
     top: set[str] | None = root
-    slot: set[str] | bool | None = False
-    for spaces, key_line, number, dash, after, entry_key, entry_number, item_number in units:
-        if number or entry_number or item_number:
-            try:
-                typed(number or entry_number or item_number)
-            except Declined:
-                return False
-        entry = bool(dash)
-        raw = entry_key if entry else key_line
-        if not raw:
-            if not entry:
-                return False  # a line that is no unit
-            key, opens = "", False
+    slot: set[str] | None | bool = False  # False: no open key or entry
+    for spaces, key_key, dash, after, entry_key in units:
+        if dash:  # "- ...": the entry, then what follows its dash
+            entry, key = True, entry_key
+        elif key_key:
+            entry, key = False, key_key
         else:
-            opens = raw[-1] == ":"
-            key = raw[:-1] if opens else raw.rstrip(" ")[:-1]
-            if key in ALL_WORDS:
-                return False  # a plain key that types as null or a boolean
-            if key[0] in _QUOTES:
-                key = key_text(key)
+            return False  # a line that is no unit
         indent = len(spaces)
-        if not entry and indent == col and slot is False and top is not None:
-            if key in top:
-                return False
-            top.add(key)
-            if opens:
-                slot = top
-            continue
+        opens = key[-1:] == ":"
+        if opens:
+            key = key[:-1]
         while True:
             new = False
             if indent > col:

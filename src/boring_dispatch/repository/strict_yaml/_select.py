@@ -20,7 +20,7 @@ import re
 from collections.abc import Collection, Mapping
 
 from boring_dispatch.repository.strict_yaml._fast import parse_block_yaml
-from boring_dispatch.repository.strict_yaml._scan import KEY, key_text, scan_units
+from boring_dispatch.repository.strict_yaml._scan import KEY, scan_units
 
 __all__ = ["project", "select_block_yaml"]
 
@@ -57,72 +57,59 @@ def select_block_yaml(
     """
     if not scan_units(text):
         return None
-    lined = "\n" + text  # every line, the first included, starts after a "\n"
     parts: list[str] = []
-    for key, start, end in _keys(lined, 0, 0, len(lined)):
-        if key == section:
-            parts.append(_one_entry(lined, start, end, section, entry))
-        elif key in keep:
-            parts.append(lined[start + 1 : end] + "\n")
-    return parse_block_yaml("".join(parts)) if parts else {}
+    starts = [match.start() for match in _top_keys().finditer(text)]
+    for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        block = text[start:end]
+        name = block[: block.index(":")]
+        if name == section:
+            parts.append(_one_entry(block, section, entry))
+        elif name in keep:
+            parts.append(block if block.endswith("\n") else block + "\n")
+    selected = parse_block_yaml("".join(parts)) if parts else {}
+    return selected
 
 
-def _keys(lined: str, column: int, start: int, end: int) -> list[tuple[str, int, int]]:
-    """``(key, start, end)`` of the key lines at ``column`` in ``lined[start:end]``.
-
-    In a scanned document these are the keys of one mapping; each one's text
-    runs from its line break (``start``) to the next one's (``end``).
-    """
-    found = []
-    for line in _lines_at(column).finditer(lined, start, end):
-        key = _key().match(lined, line.end())
-        if key is not None:  # (not an entry "- ", which starts a sequence)
-            found.append((key_text(key.group(1)), line.start()))
-    return [
-        (key, begin, after)
-        for (key, begin), after in zip(
-            found, [*(begin for _, begin in found[1:]), end], strict=True
-        )
-    ]
-
-
-def _one_entry(lined: str, start: int, end: int, section: str, entry: str) -> str:
-    """The text of ``section``'s top-level entry ``lined[start:end]`` reduced to ``entry``."""
-    whole = lined[start + 1 : end] + "\n"
-    line_end = lined.find("\n", start + 1, end)
-    colon = _key().match(lined, start + 1)
-    if colon is None or line_end < 0:
-        return whole
-    rest = lined[colon.end() : line_end].lstrip(" ")
-    first = _content().search(lined, line_end, end)
+def _one_entry(block: str, section: str, entry: str) -> str:
+    """The text of ``section``'s top-level ``block`` reduced to its ``entry``."""
+    whole = block if block.endswith("\n") else block + "\n"
+    line_end = block.find("\n")
+    rest = block[len(section) + 1 : line_end].lstrip(" ")
+    first = _content_line().search(block, line_end + 1) if line_end >= 0 else None
     if (rest and rest[0] != "#") or first is None:
         return whole  # a value on the key's line, or no value at all
     column = len(first.group(1))
-    if column == 0 or lined[first.end(1) : first.end(1) + 2] in ("-", "- ", "-\n"):
+    if column == 0 or block[first.end(1) : first.end(1) + 2] in ("-", "- ", "-\n"):
         return whole  # a sequence
-    for key, begin, after in _keys(lined, column, line_end, end):
-        if key == entry:
-            return f"{section}:{lined[begin:after]}\n"
-    return f"{section}: {{}}\n"
+    if _key().fullmatch(entry) is None:
+        return f"{section}: {{}}\n"  # every key of a scanned document matches KEY
+    head = "\n" + " " * column + entry + ":"
+    at = block.find(head)
+    while at >= 0 and block[at + len(head) : at + len(head) + 1] not in ("", " ", "\n"):
+        at = block.find(head, at + 1)
+    if at < 0:
+        return f"{section}: {{}}\n"
+    after = _line_at(column).search(block, at + len(head))
+    body = block[at + 1 : len(block) if after is None else after.start()]
+    return f"{section}:\n{body}" + ("" if body.endswith("\n") else "\n")
+
+
+@functools.cache
+def _top_keys() -> re.Pattern[str]:
+    return re.compile(rf"^{KEY}:", re.MULTILINE)
 
 
 @functools.cache
 def _key() -> re.Pattern[str]:
-    """A key and its colon at the start of a line's text; group 1 is the key."""
-    return re.compile(rf"({KEY}):")
+    return re.compile(KEY)
 
 
 @functools.cache
-def _content() -> re.Pattern[str]:
-    """The next content line (not blank, not a comment); group 1 is its indentation."""
-    return re.compile(r"\n( *)[^ \n#]")
+def _content_line() -> re.Pattern[str]:
+    return re.compile(r"^( *)[^ \n#]", re.MULTILINE)
 
 
 @functools.lru_cache(maxsize=64)
-def _lines_at(column: int) -> re.Pattern[str]:
-    """Content lines that start at ``column`` (a pure function of the number).
-
-    Patterns start with a literal line break: the search then jumps from line
-    to line at C speed.
-    """
-    return re.compile(rf"\n {{{column}}}(?=[^ \n#])")
+def _line_at(column: int) -> re.Pattern[str]:
+    """Lines that start at ``column`` or left of it (a pure function of the number)."""
+    return re.compile(rf"^ {{0,{column}}}[^ \n#]", re.MULTILINE)

@@ -43,10 +43,6 @@ __all__ = ["MAX_DEPTH", "MAX_YAML_BYTES", "load_yaml", "load_yaml_entry"]
 
 #: Largest accepted input, in bytes (the blueprint cap of the file reader).
 MAX_YAML_BYTES: Final = MAX_BLUEPRINT_BYTES
-# Smaller documents are loaded whole by load_yaml_entry: its scan of the whole
-# text costs about what the fast parser does, so selecting pays only where one
-# entry is a small part of a large document (measured on the corpus).
-_SELECT_FROM_BYTES: Final = 32 << 10
 
 
 def load_yaml(data: bytes, *, what: str, target_module_id: str = "") -> dict[str, object]:
@@ -75,7 +71,7 @@ def load_yaml(data: bytes, *, what: str, target_module_id: str = "") -> dict[str
     return _load_libyaml(data, text, what, target_module_id)
 
 
-def load_yaml_entry(  # noqa: PLR0913 - keyword-only, as load_yaml plus the selection
+def load_yaml_entry(
     data: bytes,
     *,
     what: str,
@@ -88,7 +84,7 @@ def load_yaml_entry(  # noqa: PLR0913 - keyword-only, as load_yaml plus the sele
 
     Returns exactly ``project(load_yaml(data, ...), keep, section, entry)``
     (see :func:`._select.project`) and refuses exactly what :func:`load_yaml`
-    refuses, with the same error: a large document in the plain subset of
+    refuses, with the same error: a document in the plain subset of
     :mod:`._scan` is proved whole and only the needed parts are built; any
     other document is loaded whole.
 
@@ -104,10 +100,9 @@ def load_yaml_entry(  # noqa: PLR0913 - keyword-only, as load_yaml plus the sele
         BlueprintMalformed: as :func:`load_yaml`.
     """
     text = _text(data, what, target_module_id)
-    if len(data) >= _SELECT_FROM_BYTES:
-        selected = select_block_yaml(text, keep, section, entry)
-        if selected is not None:
-            return selected
+    selected = select_block_yaml(text, keep, section, entry)
+    if selected is not None:
+        return selected
     full = parse_block_yaml(text)
     if full is None:
         full = _load_libyaml(data, text, what, target_module_id)
