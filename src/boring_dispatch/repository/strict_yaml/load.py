@@ -30,16 +30,14 @@ closed; the fast parser does not use PyYAML at all.
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Final
 
 from boring_dispatch.errors import BlueprintMalformed
 from boring_dispatch.repository.load.files import MAX_BLUEPRINT_BYTES
 from boring_dispatch.repository.strict_yaml._fast import parse_block_yaml
 from boring_dispatch.repository.strict_yaml._rules import MAX_DEPTH
-from boring_dispatch.repository.strict_yaml._select import project, select_block_yaml
 
-__all__ = ["MAX_DEPTH", "MAX_YAML_BYTES", "load_yaml", "load_yaml_entry"]
+__all__ = ["MAX_DEPTH", "MAX_YAML_BYTES", "load_yaml"]
 
 #: Largest accepted input, in bytes (the blueprint cap of the file reader).
 MAX_YAML_BYTES: Final = MAX_BLUEPRINT_BYTES
@@ -69,44 +67,6 @@ def load_yaml(data: bytes, *, what: str, target_module_id: str = "") -> dict[str
     if fast is not None:
         return fast
     return _load_libyaml(data, text, what, target_module_id)
-
-
-def load_yaml_entry(
-    data: bytes,
-    *,
-    what: str,
-    target_module_id: str = "",
-    keep: Collection[str],
-    section: str,
-    entry: str,
-) -> dict[str, object]:
-    """:func:`load_yaml` for a caller that needs some top-level fields and one entry.
-
-    Returns exactly ``project(load_yaml(data, ...), keep, section, entry)``
-    (see :func:`._select.project`) and refuses exactly what :func:`load_yaml`
-    refuses, with the same error: a document in the plain subset of
-    :mod:`._scan` is proved whole and only the needed parts are built; any
-    other document is loaded whole.
-
-    Args:
-        data: The file's bytes.
-        what: Names the document in messages (a path or an ID, never content).
-        target_module_id: Copied onto the error.
-        keep: Top-level keys whose values are wanted whole.
-        section: A top-level key of which only one entry is wanted.
-        entry: That entry's key (the rest of ``section``'s mapping is left out).
-
-    Raises:
-        BlueprintMalformed: as :func:`load_yaml`.
-    """
-    text = _text(data, what, target_module_id)
-    selected = select_block_yaml(text, keep, section, entry)
-    if selected is not None:
-        return selected
-    full = parse_block_yaml(text)
-    if full is None:
-        full = _load_libyaml(data, text, what, target_module_id)
-    return project(full, keep, section, entry)
 
 
 def _load_yaml_libyaml(data: bytes, *, what: str, target_module_id: str = "") -> dict[str, object]:
