@@ -60,6 +60,11 @@ _INDICATORS: Final = frozenset("?:,[]{}#&*!|>'\"%@`")
 _SLOW_FIRST: Final = _INDICATORS | NUMERIC_STARTS | {"-"}
 _MARKERS: Final = ("---", "...", "%")  # at column 0: document markers, directives
 _ASCII_TEXT: Final = b"\n" + bytes(range(0x20, 0x7F))
+# Plain values _simple_key_line types itself (as plain_value does), and a bound
+# on the integers it reads (the rest, "0" and numbers with signs go the long way).
+_SIMPLE_WORDS: Final[dict[str, object]] = {"true": True, "false": False, "null": None}
+_NOT_SIMPLE: Final = object()
+_SIMPLE_DIGITS: Final = 10
 
 
 def parse_block_yaml(text: str) -> dict[str, object] | None:
@@ -128,6 +133,37 @@ def _parse(lines: list[str]) -> dict[str, object]:  # noqa: C901, PLR0912, PLR09
         if indent == 0 and text.startswith(_MARKERS):
             raise Declined
         foldable, plain_row = plain_row, -1
+        simple = _simple_key_line(text) if text[0] not in _SLOW_FIRST else None
+        if simple is not None and (indent <= col or slot is not None):
+            # A plain "key:" or "key: value" line, the most common kind, taken
+            # through the same steps as the general loop below, minus the tests
+            # whose outcome the line's shape already decides.
+            key, value, rest = simple
+            if slot is not None and indent > col:  # a mapping that is the slot's value
+                if len(stack) + 1 >= MAX_DEPTH:
+                    raise Declined
+                new_map: dict[str, object] = {}
+                _store(slot, slot_key, new_map)
+                stack.append((col, top))
+                col, top = indent, new_map
+            slot = None
+            while indent < col:
+                col, top = stack.pop()
+            if indent != col:
+                raise Declined
+            if isinstance(top, list):
+                col, top = stack.pop()  # a sequence at its key's column ends
+                if col != indent or isinstance(top, list):
+                    raise Declined
+            if key in top:
+                raise Declined
+            top[key] = value
+            if not rest:
+                slot, slot_key = top, key
+            else:
+                plain_row, plain_text = row, rest
+            row += 1
+            continue
         split: tuple[str, str] | None = None
         while True:  # once per node opening on this line ("- - k: v" opens three)
             entry = text[0] == "-" and (len(text) == 1 or text[1] == " ")
@@ -266,6 +302,38 @@ def _continue_plain(lines: list[str], row: int, text: str, parent: int, owner: _
     else:
         owner[next(reversed(owner))] = value
     return row
+
+
+def _simple_key_line(text: str) -> tuple[str, object, str] | None:  # noqa: PLR0911
+    """``(key, value, rest)`` of a plain ``key:`` or ``key: value`` line, or ``None``.
+
+    Only for ``text`` not starting with a character of ``_SLOW_FIRST``.
+    Exactly what :func:`_key_line` and :func:`_value` make of such a line,
+    for the shapes read here: no value (``value`` ``None``, ``rest`` ``""``),
+    a one-line plain string the general loop reads inline, ``true``,
+    ``false``, ``null`` or a short decimal integer (``rest`` is the text a
+    more-indented line may continue). ``None`` for every other line: the
+    general loop then reads it (or declines it) as before.
+    """
+    key, colon, rest = text.partition(": ")
+    if not colon:
+        if text[-1] != ":":
+            return None
+        key, rest = text[:-1], ""
+    if key[-1] == " " or len(key) > MAX_KEY or " #" in key or key in ALL_WORDS:
+        return None
+    if not rest:
+        return key, None, ""
+    if rest[0] == " " or rest[-1] in ": " or " #" in rest or ": " in rest:
+        return None
+    if rest[0] not in _SLOW_FIRST and rest not in ALL_WORDS:
+        return key, rest, rest
+    word = _SIMPLE_WORDS.get(rest, _NOT_SIMPLE)
+    if word is not _NOT_SIMPLE:
+        return key, word, rest
+    if rest.isascii() and rest.isdigit() and len(rest) < _SIMPLE_DIGITS and rest[0] != "0":
+        return key, int(rest), rest
+    return None
 
 
 def _key_line(text: str) -> tuple[str, str] | None:
