@@ -35,4 +35,4 @@ SEPARATOR: Final = "--"
 #: Keys of ``--limits``, in their fixed order.
 LIMIT_KEYS: Final = ("timeout", "output", "stdin", "cpu", "nofile", "fsize", "as")
 #: Where a child forked by the fork server finds its broker socket (``--broker-fd``).
-FORKED_BROKER_FD: Final = 3
+FORKED_BROKER_FD: Final = 4

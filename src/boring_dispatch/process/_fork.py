@@ -194,6 +194,11 @@ def _server() -> tuple[subprocess.Popen[bytes], socket.socket]:
     finally:
         theirs.close()
     _STATE["proc"], _STATE["control"] = proc, ours
+    if "atexit" not in _STATE:
+        import atexit
+
+        atexit.register(stop)  # the server ends with this process
+        _STATE["atexit"] = True
     return proc, ours
 
 

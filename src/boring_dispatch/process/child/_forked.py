@@ -5,8 +5,9 @@ checks, :func:`run_call` does what ``subprocess.Popen`` and ``execve`` do for
 a spawned runner:
 
 - a new session (``setsid``): the child leads its group and session;
-- stdin, stdout and stderr from the call's descriptors, the broker socket at
-  descriptor 3 (the number the runner command names), the spec socket at 4;
+- stdin, stdout and stderr from the call's descriptors, the spec socket at
+  descriptor 3 (closed before the runner starts), the broker socket at 4 (the
+  number the runner command names);
   every other descriptor is closed (the server's control and status sockets,
   the pidfds, other calls' descriptors; :func:`close_others` checks
   ``/proc/self/fd`` afterwards);
@@ -41,11 +42,11 @@ __all__ = ["BROKER_FD", "MAX_SPEC_BYTES", "close_others", "run_call"]
 
 #: Where the broker socket sits in a forked child (the runner command names it).
 BROKER_FD: Final = FORKED_BROKER_FD
-_SPEC_FD: Final = 4
+_SPEC_FD: Final = 3
 #: The spec (command, environment, cwd) is bounded well above the argv caps.
 MAX_SPEC_BYTES: Final = 4 << 20
 _PR_SET_DUMPABLE: Final = 4
-_LOW_FD: Final = 10
+_LOW_FD: Final = 10  # above every target descriptor
 
 
 class _SpecError(Exception):
@@ -70,7 +71,7 @@ def close_others(keep: int) -> None:
 
 
 def _place(fds: list[int]) -> None:
-    """spec, status, stdin, stdout, stderr, broker -> 0, 1, 2, 3 (broker), 4 (spec)."""
+    """spec, status, stdin, stdout, stderr, broker -> 3 (spec), 0, 1, 2, 4 (broker)."""
     import fcntl
 
     spec, _status, stdin, stdout, stderr, broker = (
@@ -79,7 +80,7 @@ def _place(fds: list[int]) -> None:
     for source, target in ((stdin, 0), (stdout, 1), (stderr, 2), (broker, BROKER_FD)):
         os.dup2(source, target, inheritable=True)
     os.dup2(spec, _SPEC_FD, inheritable=False)
-    close_others(_SPEC_FD + 1)
+    close_others(max(_SPEC_FD, BROKER_FD) + 1)
     _fresh_stdio()
 
 
