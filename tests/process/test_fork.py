@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,7 +75,7 @@ def forking() -> Iterator[None]:
     try:
         yield
     finally:
-        _fork.enable(False)
+        _fork.disable()
         _fork.stop()
 
 
@@ -85,7 +86,9 @@ def repo(tmp_path: Path) -> Repo:
     return made
 
 
-def _probe(route: Route, *, limits: ExecLimits = LIMITS, stdin: bytes | None = None) -> dict:
+def _probe(
+    route: Route, *, limits: ExecLimits = LIMITS, stdin: bytes | None = None
+) -> dict[str, Any]:
     result = run_captured(route, stdin=stdin, limits=limits, trace_id=None)
     assert result.exit_code == 0, result.stderr
     seen = json.loads(result.stdout)
@@ -93,8 +96,8 @@ def _probe(route: Route, *, limits: ExecLimits = LIMITS, stdin: bytes | None = N
     return seen
 
 
-def _spawned(route: Route, **kwargs: object) -> dict:
-    _fork.enable(False)
+def _spawned(route: Route, **kwargs: object) -> dict[str, Any]:
+    _fork.disable()
     try:
         return _probe(route, **kwargs)  # type: ignore[arg-type]
     finally:
@@ -135,7 +138,7 @@ def test_a_forked_gateway_holds_only_its_own_descriptors(forking: None, repo: Re
     route = make_route(repo, stdin=True)
     # An inheritable descriptor of ours, and the other calls' descriptors of the server.
     leaked = os.open(os.devnull, os.O_RDONLY)
-    os.set_inheritable(leaked, True)
+    os.set_inheritable(leaked, True)  # noqa: FBT003
     try:
         seen = _probe(route, stdin=b"x")
     finally:
@@ -223,7 +226,7 @@ def test_no_memory_of_the_dispatcher_or_of_an_earlier_call_reaches_a_forked_chil
         words = [w[::-1] for w in (secret, earlier, earlier_stdin, control)]
         result = run_captured(make_route(repo, words), stdin=None, limits=LIMITS, trace_id=None)
     finally:
-        _fork.enable(False)
+        _fork.disable()
         _fork.stop()
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout.replace("'", '"')) == [control]
@@ -309,7 +312,8 @@ def test_a_killed_fork_server_ends_its_running_call_and_is_started_again(
     os.kill(server, signal.SIGKILL)
     thread.join(15.0)
     assert results, "the call must end, not hang"
-    assert results[0].exit_code is not None and results[0].exit_code < 0
+    assert results[0].exit_code is not None
+    assert results[0].exit_code < 0
     assert wait_until(lambda: process_gone(gateway))
     # The next call starts a new server transparently.
     repo.write("gateway.py", PROBE)
@@ -346,7 +350,8 @@ def test_a_cancel_by_trace_id_ends_a_forked_gateway(forking: None, repo: Repo) -
         thread.join(15.0)
     finally:
         _cancel.forget(trace_id)
-    assert results and results[0].exit_code == -signal.SIGKILL
+    assert results
+    assert results[0].exit_code == -signal.SIGKILL
     assert wait_until(lambda: process_gone(gateway))
 
 

@@ -43,7 +43,17 @@ from typing import Final
 from boring_dispatch.process.env import child_environment
 from boring_dispatch.process.wire import write_message
 
-__all__ = ["FORKSERVER_MODULE", "START_TIMEOUT_S", "Forked", "enable", "enabled", "start", "stop"]
+__all__ = [
+    "FORKSERVER_MODULE",
+    "START_TIMEOUT_S",
+    "Forked",
+    "disable",
+    "enable",
+    "enabled",
+    "server_pid",
+    "start",
+    "stop",
+]
 
 FORKSERVER_MODULE: Final = "boring_dispatch.process.child.forkserver"
 #: How long the server and the forked child may take to start a call.
@@ -63,6 +73,7 @@ class Forked(subprocess.Popen[bytes]):
         self,
         args: Sequence[str],
         pid: int,
+        *,
         status: socket.socket,
         stdin: int | None,
         stdout: int,
@@ -150,9 +161,14 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes:
     return data
 
 
-def enable(on: bool = True) -> None:  # noqa: FBT001, FBT002 - a switch
+def enable() -> None:
     """Use the fork server for captured launches of this process (Linux only)."""
-    _STATE["enabled"] = bool(on) and sys.platform.startswith("linux")
+    _STATE["enabled"] = sys.platform.startswith("linux")
+
+
+def disable() -> None:
+    """Spawn every gateway again (a running server stays until :func:`stop`)."""
+    _STATE["enabled"] = False
 
 
 def enabled() -> bool:
@@ -243,7 +259,29 @@ def _request(fds: Sequence[int]) -> None:
                 return
 
 
-def start(  # noqa: PLR0913 - one launch's inputs
+def _started(pid_bytes: bytes) -> int:
+    """The pid the server reports.
+
+    Raises:
+        OSError: the server closed the status socket instead (it refused or died).
+    """
+    if len(pid_bytes) != 4:
+        raise OSError(errno.ECHILD, "the fork server did not start the call")
+    return int.from_bytes(pid_bytes, "big")
+
+
+def _set_up(word: bytes) -> None:
+    """The forked child's set-up status, as ``Popen`` reports a failed ``exec``.
+
+    Raises:
+        OSError: the child could not set itself up (its errno), or did not say.
+    """
+    code = int.from_bytes(word, "big") if len(word) == 4 else errno.EPROTO
+    if code:
+        raise OSError(code, os.strerror(code))
+
+
+def start(
     argv: Sequence[str],
     *,
     env: Mapping[str, str],
@@ -275,15 +313,16 @@ def start(  # noqa: PLR0913 - one launch's inputs
         status_ours.settimeout(START_TIMEOUT_S)
         write_message(spec_ours, {"argv": list(argv), "env": dict(env), "cwd": cwd})
         pid_bytes = _recv_exact(status_ours, 4)
-        if len(pid_bytes) != 4:
-            raise OSError(errno.ECHILD, "the fork server did not start the call")
         status_ours.settimeout(None)
-        forked = Forked(argv, int.from_bytes(pid_bytes, "big"), status_ours, None, out_r, err_r)
-        # The child's set-up status, as Popen reports a failed exec.
-        failed = _recv_exact(spec_ours, 4)
-        code = int.from_bytes(failed, "big") if len(failed) == 4 else errno.EPROTO
-        if code:
-            raise OSError(code, os.strerror(code))
+        forked = Forked(
+            argv,
+            _started(pid_bytes),
+            status=status_ours,
+            stdin=None,
+            stdout=out_r,
+            stderr=err_r,
+        )
+        _set_up(_recv_exact(spec_ours, 4))
     except BaseException as error:
         if forked is None:
             status_ours.close()

@@ -53,6 +53,7 @@ from boring_dispatch.errors import (
     RuntimeMisconfigured,
 )
 from boring_dispatch.observe.trace import span
+from boring_dispatch.process import _fork
 from boring_dispatch.process._admission import admit, limits_problem
 from boring_dispatch.process._argv import (
     MAX_ARGV_BYTES,
@@ -63,7 +64,6 @@ from boring_dispatch.process._argv import (
 )
 from boring_dispatch.process._broker import Broker, NestedCall, NestedInvoke
 from boring_dispatch.process._cancel import finished, spawn_unless_cancelled
-from boring_dispatch.process import _fork
 from boring_dispatch.process._command import FORKED_BROKER_FD, RUNNER_MODULE
 from boring_dispatch.process._groups import end_group
 from boring_dispatch.process._pump import Pump, drain, pump

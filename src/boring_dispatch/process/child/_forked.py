@@ -32,6 +32,7 @@ import json
 import os
 import socket
 import sys
+from contextlib import suppress
 from typing import Final
 
 from boring_dispatch.process import wire
@@ -59,15 +60,13 @@ def close_others(keep: int) -> None:
     """Close every descriptor from ``keep`` up; then check ``/proc/self/fd``."""
     os.closerange(keep, 1 << 20)
     try:
-        left = [int(name) for name in os.listdir("/proc/self/fd")]
+        left = [int(name) for name in os.listdir("/proc/self/fd")]  # noqa: PTH208 - numbers only
     except OSError:
         return
     for fd in left:
         if fd >= keep:
-            try:
+            with suppress(OSError):  # the directory descriptor of the listing itself
                 os.close(fd)
-            except OSError:
-                pass  # the directory descriptor of the listing itself
 
 
 def _place(fds: list[int]) -> None:
@@ -103,7 +102,7 @@ def _fresh_stdio() -> None:
             encoding=old.encoding,
             errors=old.errors,
             newline="\n",
-            line_buffering=fd == 2 or raw.isatty(),  # noqa: PLR2004 - stderr
+            line_buffering=fd == 2 or raw.isatty(),
         )
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
@@ -181,7 +180,7 @@ def exit_now(code: int) -> None:
     """
     threading = sys.modules.get("threading")
     if threading is not None:
-        threading._shutdown()  # type: ignore[attr-defined]  # noqa: SLF001 - as Py_Finalize
+        threading._shutdown()  # noqa: SLF001 - as Py_Finalize
     import atexit
 
     atexit._run_exitfuncs()  # noqa: SLF001 - as Py_Finalize

@@ -29,6 +29,7 @@ server dies gets its parent-death signal (the runner's deadline).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -67,7 +68,7 @@ class _Call:
 
 def _single_threaded() -> bool:
     try:
-        return len(os.listdir("/proc/self/task")) == 1
+        return len(os.listdir("/proc/self/task")) == 1  # noqa: PTH208 - a count
     except OSError:
         return False
 
@@ -82,10 +83,8 @@ def _non_dumpable() -> None:
 
 def _close_all(fds: list[int]) -> None:
     for fd in fds:
-        try:
+        with contextlib.suppress(OSError):
             os.close(fd)
-        except OSError:
-            pass
 
 
 def _receive(control: socket.socket) -> tuple[bytes, list[int]]:
@@ -140,20 +139,16 @@ class _Server:
             code = info.si_status
         else:
             code = -info.si_status
-        try:
+        with contextlib.suppress(OSError):
             call.status.sendall(code.to_bytes(4, "big", signed=True))
-        except OSError:
-            pass
 
     def reap(self, call: _Call) -> None:
         """The dispatcher read the status and asks for the reaping (``Popen.wait`` reaps)."""
         if call.exited and not call.reaped:
             os.waitpid(call.pid, 0)
             call.reaped = True
-        try:
+        with contextlib.suppress(OSError):
             call.status.sendall(REAPED)
-        except OSError:
-            pass
 
     def released(self, call: _Call) -> None:
         """The dispatcher closed the status socket: reap (killing a child still running)."""
@@ -175,12 +170,10 @@ class _Server:
         for call in calls:
             _kill_group(call.pid)
         for call in calls:
-            try:
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(call.pid, 0)
-            except ChildProcessError:
-                pass
 
-    def step(self) -> _Call | None | bool:
+    def step(self) -> _Call | bool | None:
         """One round: ``False`` to stop, a call in a forked child, ``None`` otherwise."""
         for fd, _events in self.poller.poll():
             if fd == self.control.fileno():
@@ -206,10 +199,8 @@ class _Server:
 
 def _kill_group(pid: int) -> None:
     for kill in (os.killpg, os.kill):
-        try:
+        with contextlib.suppress(OSError):
             kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 def serve(control_fd: int) -> _Call | None:
