@@ -35,11 +35,18 @@ import sys
 from contextlib import suppress
 from typing import Final
 
-from boring_dispatch.process import wire
+from boring_dispatch.process import _reach, wire
 from boring_dispatch.process._command import FORKED_BROKER_FD
 from boring_dispatch.process.child import runner
 
-__all__ = ["BROKER_FD", "MAX_SPEC_BYTES", "close_others", "run_call"]
+__all__ = [
+    "BROKER_FD",
+    "MAX_SPEC_BYTES",
+    "close_others",
+    "exit_now",
+    "preload",
+    "run_call",
+]
 
 #: Where the broker socket sits in a forked child (the runner command names it).
 BROKER_FD: Final = FORKED_BROKER_FD
@@ -140,13 +147,27 @@ def _set_up(sock: socket.socket) -> list[str]:
         os.chdir(cwd)
     except OSError as error:
         raise _SpecError(error.errno or errno.ENOENT) from None
-    import ctypes
-
-    if ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0) != 0:
+    if _reach.libc().prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0) != 0:
         raise _SpecError(errno.EPERM)
     if "random" in sys.modules:  # its at-fork hook did it too; never the server's state
         sys.modules["random"].seed()
     return argv
+
+
+def preload() -> None:
+    """In the server, once: what every child would load anyway (stdlib and our own code only).
+
+    The C library handle, ``argparse`` (parsed gateways), ``fcntl`` and ``io``;
+    then the collector's view of everything loaded is frozen, so the children's
+    collections do not touch (and copy) the server's pages.
+    """
+    import argparse  # noqa: F401 - loaded for the children
+    import fcntl  # noqa: F401
+    import gc
+    import io  # noqa: F401
+
+    _reach.libc()
+    gc.freeze()
 
 
 def run_call(fds: list[int], *, server_pid: int) -> int:

@@ -74,10 +74,9 @@ def _single_threaded() -> bool:
 
 
 def _non_dumpable() -> None:
-    import ctypes
+    from boring_dispatch.process import _reach
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+    if _reach.libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         raise OSError("cannot make the fork server non-dumpable")
 
 
@@ -235,6 +234,7 @@ def main(argv: list[str]) -> int:
     _SERVER_PID[0] = os.getpid()
     from boring_dispatch.process.child import _forked  # the runner and everything it needs
 
+    _forked.preload()
     _non_dumpable()
     call = serve(control_fd)
     if call is None:
