@@ -103,7 +103,12 @@ class _Server:
         """Fork one child; in the child, return its call; in the server, ``None``."""
         status = socket.socket(fileno=fds[1])
         server_pid = os.getpid()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # EAGAIN, ENOMEM: this call fails (its status ends), the server stays
+            status.close()
+            _close_all([fds[0], *fds[2:]])
+            return None
         if pid == 0:
             child = _Call(0, status, fds)
             child.server_pid = server_pid
