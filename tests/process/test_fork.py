@@ -362,3 +362,46 @@ def test_a_missing_working_directory_fails_the_launch_as_a_spawn_does(
     gone = replace(route, cwd=tmp_path / "missing")
     with pytest.raises(LaunchFailed):
         run_captured(gone, stdin=None, limits=LIMITS, trace_id=None)
+
+
+MODULES = """
+import json, sys
+from boring_dispatch.gateway import ArgvInterface
+class Echo(ArgvInterface):
+    def run(self, argv):
+        print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def test_a_forked_gateway_loads_what_a_spawned_one_does_plus_the_servers_own(
+    forking: None, repo: Repo
+) -> None:
+    repo.write("gateway.py", MODULES)
+    route = make_route(repo)
+    forked = set(json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout))
+    _fork.disable()
+    try:
+        spawned = set(
+            json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout)
+        )
+    finally:
+        _fork.enable()
+    ours = {m for m in forked - spawned if m.startswith("boring_dispatch")}
+    # The server's own: the forked set-up, the runner by its name (not __main__), the spec wire.
+    assert ours == {
+        "boring_dispatch.process.child._forked",
+        "boring_dispatch.process.child.runner",
+        "boring_dispatch.process.wire",
+    }
+    # The server's stdlib (its sockets and poll) and what parsed gateways need anyway.
+    assert {m.split(".")[0] for m in forked - spawned - ours} <= {
+        "argparse", "fcntl", "gettext", "locale", "_locale", "io", "copyreg", "weakref",
+        "socket", "_socket", "select", "selectors", "array", "gc",
+    }  # fmt: skip
+    heavy = {"pydantic", "mcp", "yaml", "opentelemetry", "anyio", "subprocess", "threading"}
+    assert not {m.split(".")[0] for m in forked} & heavy
+    assert not {
+        m
+        for m in forked
+        if m.startswith(("boring_dispatch.repository", "boring_dispatch.registry"))
+    }
