@@ -405,3 +405,30 @@ def test_a_forked_gateway_loads_what_a_spawned_one_does_plus_the_servers_own(
         for m in forked
         if m.startswith(("boring_dispatch.repository", "boring_dispatch.registry"))
     }
+
+
+TIMEZONE = """
+import json, os, time
+from boring_dispatch.gateway import ArgvInterface
+class Echo(ArgvInterface):
+    def run(self, argv):
+        print(json.dumps([os.environ.get("TZ"), list(time.tzname), time.timezone]))
+"""
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Rome", "America/New_York", "Asia/Tokyo"])
+def test_a_time_zone_set_after_the_server_started_reaches_a_forked_gateway(
+    forking: None, repo: Repo, monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
+    repo.write("gateway.py", TIMEZONE)
+    route = make_route(repo)
+    run_captured(route, stdin=None, limits=LIMITS, trace_id=None)  # the server runs now
+    monkeypatch.setenv("TZ", zone)
+    forked = json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout)
+    _fork.disable()
+    try:
+        spawned = json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout)
+    finally:
+        _fork.enable()
+    assert forked == spawned
+    assert forked[0] == zone

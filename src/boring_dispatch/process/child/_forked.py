@@ -13,7 +13,7 @@ a spawned runner:
   ``/proc/self/fd`` afterwards);
 - the spec, read from the spec socket (never seen by the server): the runner
   command, the allowlisted environment (it replaces ``os.environ`` whole) and
-  the working directory; ``chdir`` to it;
+  the working directory; ``chdir`` to it; ``time.tzset()`` for its ``TZ``;
 - dumpable again, as after ``execve`` (the server itself is not dumpable);
 - the random module reseeded (also done by its at-fork hook).
 
@@ -143,6 +143,9 @@ def _set_up(sock: socket.socket) -> list[str]:
     argv, env, cwd = _read_spec(sock)
     os.environ.clear()
     os.environ.update(env)
+    import time
+
+    time.tzset()  # the call's TZ, as a starting interpreter reads it
     try:
         os.chdir(cwd)
     except OSError as error:
