@@ -432,3 +432,45 @@ def test_a_time_zone_set_after_the_server_started_reaches_a_forked_gateway(
         _fork.enable()
     assert forked == spawned
     assert forked[0] == zone
+
+
+LOCALE = """
+import json, locale, os, sys
+from boring_dispatch.gateway import ArgvInterface
+class Echo(ArgvInterface):
+    def run(self, argv):
+        print(json.dumps([dict(os.environ), locale.setlocale(locale.LC_CTYPE),
+                          sys.getfilesystemencoding(), sys.stdout.encoding]))
+"""
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {"LANG": "C"},
+        {"LANG": "POSIX"},
+        {"LC_ALL": "C"},
+        {"LC_ALL": "C.UTF-8"},
+        {"LANG": "de_DE.UTF-8"},  # not installed here: the legacy locale, coerced
+        {"LC_CTYPE": "xx_YY.UTF-8", "LANG": "C.UTF-8"},
+        {"LANG": "C.UTF-8"},
+        {},
+    ],
+)
+def test_the_locale_of_a_forked_gateway_is_set_as_the_interpreter_sets_it(
+    forking: None, repo: Repo, monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]
+) -> None:
+    repo.write("gateway.py", LOCALE)
+    route = make_route(repo)
+    run_captured(route, stdin=None, limits=LIMITS, trace_id=None)  # the server runs now
+    for name in ("LANG", "LC_ALL", "LC_CTYPE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    forked = json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout)
+    _fork.disable()
+    try:
+        spawned = json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout)
+    finally:
+        _fork.enable()
+    assert forked == spawned

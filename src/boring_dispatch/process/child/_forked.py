@@ -14,6 +14,7 @@ a spawned runner:
 - the spec, read from the spec socket (never seen by the server): the runner
   command, the allowlisted environment (it replaces ``os.environ`` whole) and
   the working directory; ``chdir`` to it; ``time.tzset()`` for its ``TZ``;
+  ``LC_CTYPE`` set (and coerced) from it as the interpreter's start-up does;
 - dumpable again, as after ``execve`` (the server itself is not dumpable);
 - the random module reseeded (also done by its at-fork hook).
 
@@ -54,6 +55,8 @@ _SPEC_FD: Final = 3
 #: The spec (command, environment, cwd) is bounded well above the argv caps.
 MAX_SPEC_BYTES: Final = 4 << 20
 _PR_SET_DUMPABLE: Final = 4
+#: CPython's own list, in its order (Python/pylifecycle.c, ``_TARGET_LOCALES``).
+_COERCION_TARGETS: Final = ("C.UTF-8", "C.utf8", "UTF-8")
 _LOW_FD: Final = 10  # above every target descriptor
 
 
@@ -138,6 +141,31 @@ def _read_spec(sock: socket.socket) -> tuple[list[str], dict[str, str], str]:
     return argv, env, cwd
 
 
+def _set_locale(env: dict[str, str]) -> None:
+    """``LC_CTYPE`` from the call's environment, as CPython's start-up sets it (PEP 538).
+
+    The interpreter sets ``LC_CTYPE`` from the environment; when that gives the
+    legacy ``C``/``POSIX`` locale (or an uninstalled one) and ``LC_ALL`` is not
+    set, it switches to the first UTF-8 locale that exists and exports it as
+    ``LC_CTYPE``, so that programs the gateway starts see it too.
+    """
+    import locale
+
+    try:
+        current = locale.setlocale(locale.LC_CTYPE, "")
+    except locale.Error:
+        current = locale.setlocale(locale.LC_CTYPE, "C")
+    if env.get("LC_ALL") or current not in {"C", "POSIX"}:
+        return
+    for target in _COERCION_TARGETS:
+        try:
+            locale.setlocale(locale.LC_CTYPE, target)
+        except locale.Error:
+            continue
+        os.environ["LC_CTYPE"] = target
+        return
+
+
 def _set_up(sock: socket.socket) -> list[str]:
     """Environment, cwd and dumpable from the spec; returns the runner command."""
     argv, env, cwd = _read_spec(sock)
@@ -146,6 +174,7 @@ def _set_up(sock: socket.socket) -> list[str]:
     import time
 
     time.tzset()  # the call's TZ, as a starting interpreter reads it
+    _set_locale(env)
     try:
         os.chdir(cwd)
     except OSError as error:
