@@ -91,9 +91,10 @@ def _checked(client: Client, tool: str, arguments: dict[str, object], stdout: st
     return call
 
 
-async def _run(  # noqa: PLR0913 - the bench's scratch files
-    corpus: Path, hello: Path, floor_script: Path, spawn_script: Path, logs: Path, errlog: TextIO
+async def _run(
+    corpus: Path, hello: Path, scripts: tuple[Path, Path], logs: Path, errlog: TextIO
 ) -> list[list[Stats]]:
+    floor_script, spawn_script = scripts
     env = {"ASSISTANT_LOGS": str(logs)}  # spans of traced calls stay in the scratch directory
     dispatcher = str(console_script("dispatcher"))
     floor = StdioServerParameters(command=str(interpreter()), args=["-I", str(floor_script)])
@@ -153,9 +154,8 @@ def main(corpus: Path) -> dict[str, float]:
         spawn_script.write_text(SPAWN_SERVER, encoding="utf-8")
         hello = write_hello_repository(base / "repo")
         with Path(os.devnull).open("w", encoding="utf-8") as errlog:
-            warm, lived = anyio.run(
-                _run, corpus, hello, floor_script, spawn_script, base / "logs", errlog
-            )
+            scripts = (floor_script, spawn_script)
+            warm, lived = anyio.run(_run, corpus, hello, scripts, base / "logs", errlog)
     report("MCP over stdio, warm, per call (floor: the SDK's own server, trivial tool)", warm, "ms")
     floor_ms, dry_ms = (s.median * 1e3 for s in warm)
     print(verdict("dry-run round trip median", dry_ms, 2.0, " ms"))

@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Final
 
+from boring_dispatch.process._command import RUNNER_MODULE
 from boring_dispatch.process.env import child_environment
 from boring_dispatch.process.wire import write_message
 
@@ -282,18 +283,22 @@ def _set_up(word: bytes) -> None:
 
 
 def start(
-    argv: Sequence[str],
+    command: Sequence[str],
     *,
     env: Mapping[str, str],
-    cwd: str,
+    cwd: str | os.PathLike[str],
     broker_fd: int,
     stdin: bool,
 ) -> Forked:
-    """Fork one gateway child for ``argv`` (the runner options, ``--``, the command).
+    """Fork one gateway child for the runner ``command`` :func:`child_argv` built.
+
+    The forked child gets what follows the runner module in it (the runner
+    options, ``--``, the gateway's argv); the interpreter and its flags are the server's.
 
     Raises:
         OSError: the server or the child could not start the call (``strerror`` says why).
     """
+    argv = list(command[list(command).index(RUNNER_MODULE) + 1 :])
     spec_ours, spec_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     status_ours, status_theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     in_r, in_w = os.pipe() if stdin else (os.open(os.devnull, os.O_RDONLY), -1)
@@ -311,7 +316,7 @@ def start(
                 os.close(fd)
         spec_ours.settimeout(START_TIMEOUT_S)
         status_ours.settimeout(START_TIMEOUT_S)
-        write_message(spec_ours, {"argv": list(argv), "env": dict(env), "cwd": cwd})
+        write_message(spec_ours, {"argv": argv, "env": dict(env), "cwd": os.fspath(cwd)})
         pid_bytes = _recv_exact(status_ours, 4)
         status_ours.settimeout(None)
         forked = Forked(

@@ -136,13 +136,8 @@ def _spawn(  # noqa: PLR0913 - keyword-only flags; every input is used once
         # Before every launch: the child must not reach this process through /proc.
         protect_dispatcher()
         if forked:
-            return _fork.start(
-                argv[argv.index(RUNNER_MODULE) + 1 :],
-                env=child_environment(trace_id=trace_id),
-                cwd=str(route.cwd),
-                broker_fd=broker.child_fd,
-                stdin=stdin,
-            )
+            env = child_environment(trace_id=trace_id)
+            return _fork.start(argv, env=env, cwd=route.cwd, broker_fd=broker.child_fd, stdin=stdin)
         return subprocess.Popen(
             argv,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
