@@ -24,7 +24,7 @@ from boring_dispatch.errors import LaunchFailed
 from boring_dispatch.process import _cancel, _fork
 from boring_dispatch.process.launch import run_captured, run_streaming
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route
-from kits.gateways import Repo, make_repo, make_route, process_gone, wait_until
+from kits.gateways import Repo, make_repo, make_route, process_gone, process_running, wait_until
 
 LIMITS = ExecLimits(timeout_s=30.0)
 
@@ -71,12 +71,14 @@ class Echo(ArgvInterface):
 
 @pytest.fixture
 def forking() -> Iterator[None]:
+    was = _fork.enabled()  # a session may run forked throughout (kits/forkmode.py)
     _fork.enable()
     try:
         yield
     finally:
-        _fork.disable()
         _fork.stop()
+        if not was:
+            _fork.disable()
 
 
 @pytest.fixture
@@ -101,7 +103,7 @@ def _spawned(route: Route, **kwargs: object) -> dict[str, Any]:
     try:
         return _probe(route, **kwargs)  # type: ignore[arg-type]
     finally:
-        _fork.enable()
+        _fork.enable()  # inside the forking fixture: it restores the session's mode
 
 
 SAME = (
@@ -208,14 +210,13 @@ class Echo(ArgvInterface):
 
 
 def test_no_memory_of_the_dispatcher_or_of_an_earlier_call_reaches_a_forked_child(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
+    forking: None, repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     secret = "dispatcher-secret-" + os.urandom(8).hex()
     earlier = "earlier-argument-" + os.urandom(8).hex()
     earlier_stdin = "earlier-stdin-" + os.urandom(8).hex()
     monkeypatch.setenv("SOME_API_TOKEN", secret)  # in our memory before the server starts
     _fork.stop()
-    _fork.enable()
     try:
         repo.write("gateway.py", PROBE)
         route = make_route(repo, (earlier,), stdin=True)
@@ -226,7 +227,6 @@ def test_no_memory_of_the_dispatcher_or_of_an_earlier_call_reaches_a_forked_chil
         words = [w[::-1] for w in (secret, earlier, earlier_stdin, control)]
         result = run_captured(make_route(repo, words), stdin=None, limits=LIMITS, trace_id=None)
     finally:
-        _fork.disable()
         _fork.stop()
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout.replace("'", '"')) == [control]
@@ -314,7 +314,7 @@ def test_a_killed_fork_server_ends_its_running_call_and_is_started_again(
     assert results, "the call must end, not hang"
     assert results[0].exit_code is not None
     assert results[0].exit_code < 0
-    assert wait_until(lambda: process_gone(gateway))
+    assert wait_until(lambda: not process_running(gateway))  # ended (a zombie of init counts)
     # The next call starts a new server transparently.
     repo.write("gateway.py", PROBE)
     assert _probe(route)["ppid"] not in {server, os.getpid()}
@@ -352,7 +352,7 @@ def test_a_cancel_by_trace_id_ends_a_forked_gateway(forking: None, repo: Repo) -
         _cancel.forget(trace_id)
     assert results
     assert results[0].exit_code == -signal.SIGKILL
-    assert wait_until(lambda: process_gone(gateway))
+    assert wait_until(lambda: not process_running(gateway))  # ended (a zombie of init counts)
 
 
 def test_a_missing_working_directory_fails_the_launch_as_a_spawn_does(
