@@ -8,7 +8,9 @@ event loop:
   our overhead over the protocol's;
 - ``dispatcher mcp --config <corpus>``: a warm dry-run ``invoke_security_<N>``
   of route R1 (PERFORMANCE.md target: <= 2 ms median per call);
-- ``dispatcher mcp --config <hello repository>``: a live hello-world call, per call.
+- ``dispatcher mcp --config <hello repository>``: a live hello-world call, per call,
+  its gateway forked from the clean fork server; beside it the same server with
+  the fork server switched off (every gateway spawned: the path before it).
 
 Samples are interleaved (floor, ours, floor, ours ...) and every result is checked.
 """
@@ -52,6 +54,18 @@ def echo(text: str) -> str:
 server.run()
 """
 
+#: ``dispatcher`` with the fork server switched off: every gateway spawned (the old path).
+SPAWN_SERVER = """\
+import sys
+
+from boring_dispatch.surfaces.mcp import server
+
+server.enable_fork_server = lambda: None
+from boring_dispatch._entry import main
+
+raise SystemExit(main())
+"""
+
 Call = Callable[[], Awaitable[object]]
 
 
@@ -78,13 +92,19 @@ def _checked(client: Client, tool: str, arguments: dict[str, object], stdout: st
 
 
 async def _run(
-    corpus: Path, hello: Path, floor_script: Path, logs: Path, errlog: TextIO
+    corpus: Path, hello: Path, scripts: tuple[Path, Path], logs: Path, errlog: TextIO
 ) -> list[list[Stats]]:
+    floor_script, spawn_script = scripts
     env = {"ASSISTANT_LOGS": str(logs)}  # spans of traced calls stay in the scratch directory
     dispatcher = str(console_script("dispatcher"))
     floor = StdioServerParameters(command=str(interpreter()), args=["-I", str(floor_script)])
     ours = StdioServerParameters(command=dispatcher, args=["mcp", "--config", str(corpus)], env=env)
     live = StdioServerParameters(command=dispatcher, args=["mcp", "--config", str(hello)], env=env)
+    spawning = StdioServerParameters(
+        command=str(interpreter()),
+        args=["-I", str(spawn_script), "mcp", "--config", str(hello)],
+        env=env,
+    )
     level = Repository.open(corpus).resolve(R1).security_level
     dry_run: dict[str, object] = {
         "caller": R1.caller,
@@ -97,11 +117,13 @@ async def _run(
         Client(stdio_client(floor, errlog=errlog), mode="legacy") as floor_client,
         Client(stdio_client(ours, errlog=errlog), mode="legacy") as our_client,
         Client(stdio_client(live, errlog=errlog), mode="legacy") as live_client,
+        Client(stdio_client(spawning, errlog=errlog), mode="legacy") as spawn_client,
     ):
         echo = _checked(floor_client, "echo", {"text": "hi"}, None)
         dry = _checked(our_client, f"invoke_security_{level}", dry_run, None)
         say = _checked(live_client, "invoke_security_0", hello_call, "hello\n")
-        for call in (echo, dry, say):  # warm up: first-call imports are not charged
+        spawned = _checked(spawn_client, "invoke_security_0", hello_call, "hello\n")
+        for call in (echo, dry, say, spawned):  # warm up: first-call imports are not charged
             await call()
         warm = await _sample(
             [
@@ -115,6 +137,7 @@ async def _run(
             [
                 ("SDK MCPServer: echo tool (floor)", echo),
                 ("dispatcher mcp: invoke_security_0 hello (live)", say),
+                ("  the same, fork server off: every gateway spawned", spawned),
             ],
             rounds=15,
             inner=2,
@@ -127,19 +150,26 @@ def main(corpus: Path) -> dict[str, float]:
         base = Path(scratch)
         floor_script = base / "floor_server.py"
         floor_script.write_text(FLOOR_SERVER, encoding="utf-8")
+        spawn_script = base / "spawn_server.py"
+        spawn_script.write_text(SPAWN_SERVER, encoding="utf-8")
         hello = write_hello_repository(base / "repo")
         with Path(os.devnull).open("w", encoding="utf-8") as errlog:
-            warm, lived = anyio.run(_run, corpus, hello, floor_script, base / "logs", errlog)
+            scripts = (floor_script, spawn_script)
+            warm, lived = anyio.run(_run, corpus, hello, scripts, base / "logs", errlog)
     report("MCP over stdio, warm, per call (floor: the SDK's own server, trivial tool)", warm, "ms")
     floor_ms, dry_ms = (s.median * 1e3 for s in warm)
     print(verdict("dry-run round trip median", dry_ms, 2.0, " ms"))
     print(f"  our overhead over the SDK's own round trip: {dry_ms - floor_ms:.2f} ms per call")
     report("MCP live hello-world call, per call (floor: the same trivial SDK tool)", lived, "ms")
+    live_ms = lived[1].median * 1e3
+    print(verdict("live hello-world call median", live_ms, 10.0, " ms"))
+    print(f"  fork server vs spawn: {live_ms / (lived[2].median * 1e3):.2f}x")
     return {
         "mcp_floor_ms": floor_ms,
         "mcp_dry_ms": dry_ms,
         "mcp_live_floor_ms": lived[0].median * 1e3,
-        "mcp_live_ms": lived[1].median * 1e3,
+        "mcp_live_ms": live_ms,
+        "mcp_live_spawn_ms": lived[2].median * 1e3,
     }
 
 

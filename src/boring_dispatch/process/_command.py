@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["LIMIT_KEYS", "OPTIONS", "RUNNER_MODULE", "SEPARATOR"]
+__all__ = ["FORKED_BROKER_FD", "LIMIT_KEYS", "OPTIONS", "RUNNER_MODULE", "SEPARATOR"]
 
 RUNNER_MODULE: Final = "boring_dispatch.process.child.runner"
 #: The runner's private options, in their fixed order.
@@ -34,3 +34,5 @@ OPTIONS: Final = (
 SEPARATOR: Final = "--"
 #: Keys of ``--limits``, in their fixed order.
 LIMIT_KEYS: Final = ("timeout", "output", "stdin", "cpu", "nofile", "fsize", "as")
+#: Where a child forked by the fork server finds its broker socket (``--broker-fd``).
+FORKED_BROKER_FD: Final = 4

@@ -51,7 +51,8 @@ def pump(
     """Read both pipes (and write stdin) until EOF on both, a cap, or the deadline.
 
     With ``exit_fd`` (a pidfd of the child), reading also stops when the child
-    exits while a pipe is still open: ``leader_exited`` is set, and the caller
+    exits while a pipe is still open (still open once what is ready was read:
+    the exit and the EOF often arrive together): ``leader_exited`` is set, and the caller
     ends what holds the pipe and calls :func:`drain` with a short deadline.
     """
     result = Pump()
@@ -102,6 +103,8 @@ def _loop(
                         selector.unregister(key.fd)
             if result.leader_exited:
                 _drain_ready(result, proc, selector, names, cap)
+                # Both pipes at EOF: nothing the child left holds them (the usual exit).
+                result.leader_exited = _reading(selector, names)
                 return
 
 

@@ -34,7 +34,13 @@ from __future__ import annotations
 import sys
 from typing import Any, Final
 
-__all__ = ["REACH_CAPABILITIES", "ReachError", "drop_reach_capabilities", "protect_dispatcher"]
+__all__ = [
+    "REACH_CAPABILITIES",
+    "ReachError",
+    "drop_reach_capabilities",
+    "libc",
+    "protect_dispatcher",
+]
 
 #: ``CAP_SYS_PTRACE``, ``CAP_SYS_ADMIN``, ``CAP_PERFMON``, ``CAP_CHECKPOINT_RESTORE``.
 REACH_CAPABILITIES: Final = (19, 21, 38, 40)
@@ -52,7 +58,8 @@ class ReachError(Exception):
     """The kernel refused a protection that should have applied (the launch fails closed)."""
 
 
-def _libc() -> Any:  # noqa: ANN401 - a ctypes library handle
+def libc() -> Any:  # noqa: ANN401 - a ctypes library handle
+    """The C library (``ctypes``), loaded once per process."""
     if not _LIBC:
         import ctypes  # only here: a dry run never needs it
 
@@ -68,7 +75,7 @@ def protect_dispatcher() -> None:
     """
     if not sys.platform.startswith("linux"):
         return
-    if _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+    if libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
         raise ReachError("cannot make the dispatcher process non-dumpable")
 
 
@@ -82,12 +89,12 @@ def drop_reach_capabilities() -> None:
         return
     import ctypes
 
-    libc = _libc()
-    held = _capabilities(libc)
+    c_library = libc()
+    held = _capabilities(c_library)
     for number in REACH_CAPABILITIES:
-        if libc.prctl(_PR_CAPBSET_READ, number, 0, 0, 0) != 1:
+        if c_library.prctl(_PR_CAPBSET_READ, number, 0, 0, 0) != 1:
             continue  # not in the bounding set, or unknown to this kernel
-        if libc.prctl(_PR_CAPBSET_DROP, number, 0, 0, 0) != 0:
+        if c_library.prctl(_PR_CAPBSET_DROP, number, 0, 0, 0) != 0:
             error = ctypes.get_errno()
             # Without CAP_SETPCAP (any process without capabilities) the bounding set
             # cannot be lowered; such a process holds none of these to lose.
@@ -95,7 +102,7 @@ def drop_reach_capabilities() -> None:
                 raise ReachError("cannot drop a capability from the bounding set")
     if held.any_of(REACH_CAPABILITIES):
         held.clear(REACH_CAPABILITIES)
-        if libc.capset(ctypes.byref(held.header), held.data) != 0:
+        if c_library.capset(ctypes.byref(held.header), held.data) != 0:
             raise ReachError("cannot drop a capability")
 
 

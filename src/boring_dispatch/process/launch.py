@@ -53,6 +53,7 @@ from boring_dispatch.errors import (
     RuntimeMisconfigured,
 )
 from boring_dispatch.observe.trace import span
+from boring_dispatch.process import _fork
 from boring_dispatch.process._admission import admit, limits_problem
 from boring_dispatch.process._argv import (
     MAX_ARGV_BYTES,
@@ -63,7 +64,7 @@ from boring_dispatch.process._argv import (
 )
 from boring_dispatch.process._broker import Broker, NestedCall, NestedInvoke
 from boring_dispatch.process._cancel import finished, spawn_unless_cancelled
-from boring_dispatch.process._command import RUNNER_MODULE
+from boring_dispatch.process._command import FORKED_BROKER_FD, RUNNER_MODULE
 from boring_dispatch.process._groups import end_group
 from boring_dispatch.process._pump import Pump, drain, pump
 from boring_dispatch.process._reach import ReachError, protect_dispatcher
@@ -126,12 +127,17 @@ def _spawn(  # noqa: PLR0913 - keyword-only flags; every input is used once
 ) -> subprocess.Popen[bytes]:
     out = subprocess.PIPE if capture else None
     nested = _in_gateway()
-    argv = child_argv(route, limits, broker_fd=broker.child_fd)
     run_as = limits.run_as_uid is not None
+    # The fork server: captured top-level launches of this process, never another user.
+    forked = capture and not nested and not run_as and _fork.enabled()
+    argv = child_argv(route, limits, broker_fd=FORKED_BROKER_FD if forked else broker.child_fd)
 
     def start() -> subprocess.Popen[bytes]:
         # Before every launch: the child must not reach this process through /proc.
         protect_dispatcher()
+        if forked:
+            env = child_environment(trace_id=trace_id)
+            return _fork.start(argv, env=env, cwd=route.cwd, broker_fd=broker.child_fd, stdin=stdin)
         return subprocess.Popen(
             argv,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -374,6 +380,8 @@ def run_captured(
             if proc.returncode is None:
                 end_group(proc)
             finished(trace_id, proc)
+            if isinstance(proc, _fork.Forked):
+                proc.release()  # the server may reap the leader now
             for pipe in (proc.stdin, proc.stdout, proc.stderr):
                 if pipe is not None:
                     with suppress(OSError):

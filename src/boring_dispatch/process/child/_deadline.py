@@ -58,10 +58,10 @@ def arm(timeout_s: float, parent_pid: int) -> bool:
 
 
 def _set_parent_death_signal() -> None:
-    import ctypes  # only here: the runner's other start-up never needs it
+    from boring_dispatch.process._reach import libc as c_library  # ctypes, loaded once
 
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
+        libc = c_library()
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGALRM), 0, 0, 0)
     except (OSError, AttributeError):
         return  # no prctl: the timer alone bounds the child

@@ -134,7 +134,7 @@ def exit_code(value: object) -> int:
     raise TypeError(f"run() returned {type(value).__name__}, expected int, bool or None")
 
 
-def _prepare(spec: Spec) -> _confined.ConfinedFinder:
+def _prepare(spec: Spec, parent_pid: int) -> _confined.ConfinedFinder:
     """Everything that must hold before any gateway code runs."""
     if not sys.flags.isolated:
         raise RunnerError("the runner must run isolated (python -I)")
@@ -146,7 +146,7 @@ def _prepare(spec: Spec) -> _confined.ConfinedFinder:
     except _reach.ReachError as error:
         raise RunnerError(str(error)) from None
     # The child's own deadline, before any gateway code: it holds if the dispatcher dies.
-    _deadline.arm(spec.timeout_s, _PARENT_PID)
+    _deadline.arm(spec.timeout_s, parent_pid)
     if spec.broker_fd is not None:
         try:
             # Processes the gateway starts never inherit the broker.
@@ -226,11 +226,15 @@ def _without_abbreviations(parser: argparse.ArgumentParser) -> None:
                 pending.extend(action.choices.values())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one gateway as described in the module docstring; returns the exit status."""
+def main(argv: Sequence[str] | None = None, *, parent_pid: int | None = None) -> int:
+    """Run one gateway as described in the module docstring; returns the exit status.
+
+    ``parent_pid`` is the process whose death ends the gateway's group: the
+    parent as first seen (a fork server passes its own pid, taken before the fork).
+    """
     try:
         spec = parse_spec(sys.argv[1:] if argv is None else argv)
-        finder = _prepare(spec)
+        finder = _prepare(spec, _PARENT_PID if parent_pid is None else parent_pid)
     except RunnerError as error:
         print(f"error: {error}", file=sys.stderr)  # noqa: T201 - the runner's own diagnostic
         return 2

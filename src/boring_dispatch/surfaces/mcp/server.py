@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.process._cancel import cancel as cancel_launches
 from boring_dispatch.process._cancel import forget as forget_cancelled
+from boring_dispatch.process._fork import enable as enable_fork_server
 from boring_dispatch.surfaces.mcp._children import end_descendant_groups
 from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
@@ -118,6 +119,8 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
         repository = Repository.open(config, ledger=ledger)
         bound = None if callers is None else bound_callers(repository, callers)
         backend = RepositoryCalls(repository, limits, callers=bound)
+        # A long-lived server: gateways are forked from a clean fork server (process/_fork.py).
+        enable_fork_server()
     elif callers is not None:
         raise RuntimeMisconfigured("--caller binds a repository server (--config) only")
     elif registry is not None and config is None:
