@@ -35,6 +35,7 @@ from boring_dispatch.repository.load.exports import (
     require_host_caller,
     select_interface,
 )
+from boring_dispatch.repository.load.files import DirectoryTree
 from boring_dispatch.repository.load.lookup import ModuleLoader
 
 __all__ = ["Target", "resolve_route", "resolve_target"]
@@ -105,12 +106,15 @@ def resolve_route(
             that refuses the request. ``caller_module_id`` is always filled in.
     """
     try:
-        return _resolve(config_path, request, certification_status, gate)
+        # This request's descriptors (the repository root walked from / once), closed at its end.
+        with DirectoryTree(Path(config_path).parent) as tree:
+            return _resolve(tree, config_path, request, certification_status, gate)
     except RouteError as error:
         raise _with_caller(error, request.caller) from None
 
 
 def _resolve(
+    tree: DirectoryTree,
     config_path: Path,
     request: RouteRequest,
     certification_status: Mapping[str, object] | None,
@@ -120,8 +124,9 @@ def _resolve(
         raise InvalidRouteRequest("caller must be a string")
     # An empty caller is a malformed module ID like any other (invalid_module_id, as v6).
     target_module_id, _ = ids.parse_interface_id(request.target)
-    config = load_config(config_path)
+    config = load_config(config_path, tree)
     loader = ModuleLoader(config)
+    loader.read_through(tree)
 
     # resolve: caller, target, export, source, interface version
     # The built-in manager is no repository module: it calls only from inside the
