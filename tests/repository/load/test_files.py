@@ -32,7 +32,7 @@ CAP = 64
 
 
 def open_descriptors() -> int:
-    return len(os.listdir("/proc/self/fd"))
+    return len(list(Path("/proc/self/fd").iterdir()))
 
 
 def outcome(call: Callable[[], object]) -> object:
