@@ -82,9 +82,12 @@ class FsRefused(Exception):
     """A path failed one of the checks; ``reason`` says which. Internal only."""
 
     def __init__(self, reason: Reason, path: Path) -> None:
-        super().__init__(f"{reason}: {path}")
+        super().__init__(reason, path)
         self.reason: Final = reason
         self.path: Final = path
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.path}"
 
 
 def relative_parts(text: object) -> tuple[str, ...] | None:
