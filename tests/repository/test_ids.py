@@ -194,5 +194,6 @@ def test_unhashable_and_non_string_ids_are_refused_not_crashed(value: object) ->
 
 def test_a_str_subclass_is_parsed_from_its_own_text() -> None:
     assert ids.parse_module_id("a.b") == ("a", "b")
+    assert ids.parse_module_id(_Lookalike("a.b")) == ("a", "b")
     with pytest.raises(InvalidModuleId):
         ids.parse_module_id(_Lookalike("A..B"))
