@@ -107,7 +107,8 @@ def resolve_route(
     """
     try:
         # This request's descriptors (the repository root walked from / once), closed at its end.
-        with DirectoryTree(Path(config_path).parent) as tree:
+        base = config_path.parent if isinstance(config_path, Path) else Path(config_path).parent
+        with DirectoryTree(base) as tree:
             return _resolve(tree, config_path, request, certification_status, gate)
     except RouteError as error:
         raise _with_caller(error, request.caller) from None

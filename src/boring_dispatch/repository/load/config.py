@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from pathlib import Path
+from pathlib import Path, PosixPath
 from typing import Final
 
 from boring_dispatch.errors import RuntimeMisconfigured
@@ -111,7 +111,10 @@ def _config_path(path: object) -> Path:
         raise RuntimeMisconfigured("the repository configuration path must not contain '..'")
     if not segments or segments[-1] != CONFIG_NAME:
         raise RuntimeMisconfigured(f"the repository configuration file must be named {CONFIG_NAME}")
-    return Path("/" + "/".join(segments))
+    clean = "/" + "/".join(segments)
+    # Already this clean path (every request of a Repository): no new object. Not a
+    # subclass, whose str() could differ from the fspath checked here.
+    return path if type(path) is PosixPath and text == clean else Path(clean)
 
 
 class _FullWalk:

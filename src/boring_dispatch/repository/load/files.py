@@ -76,6 +76,7 @@ _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC 
 _READ_CHUNK: Final = 1 << 16
 #: How many directory descriptors one :class:`DirectoryTree` keeps open.
 _MAX_TREE_DIRECTORIES: Final = 64
+_UNCLEAN_NAMES: Final = frozenset({"", ".", ".."})
 
 
 class FsRefused(Exception):
@@ -225,7 +226,7 @@ class DirectoryTree:
         if self._base_names is None or not text.startswith(self._prefix):
             return None
         names = text[len(self._prefix) :].split("/")
-        if "\x00" in text or any(name in ("", ".", "..") for name in names):
+        if "\x00" in text or not _UNCLEAN_NAMES.isdisjoint(names):
             return None  # the full walk refuses it with the usual reason
         return names
 

@@ -196,7 +196,7 @@ class ModuleLoader:
     def _load_top(self, top: str) -> ModuleRecord:
         found: list[tuple[Path, bytes]] = []
         for root in self._config.module_roots:
-            data = self._read_module_file(root / top / BLUEPRINT_NAME, top)
+            data = self._read_module_file(root.joinpath(top, BLUEPRINT_NAME), top)
             if data is not None:
                 found.append((root, data))
         if not found:
