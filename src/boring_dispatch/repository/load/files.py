@@ -122,7 +122,7 @@ def read_regular(path: Path, cap: int) -> bytes:
     Raises:
         FsRefused: see :data:`Reason`.
     """
-    return _read_opened(_open_file(path), cap, path)
+    return _read_opened(*_open_file(path), cap, path)
 
 
 def stat_regular(path: Path) -> os.stat_result:
@@ -135,7 +135,7 @@ def stat_regular(path: Path) -> os.stat_result:
     Raises:
         FsRefused: see :data:`Reason` (never ``too_large``).
     """
-    return _fstat_opened(_open_file(path))
+    return _close_opened(*_open_file(path))
 
 
 def directory_identity(path: Path) -> tuple[int, int]:
@@ -155,16 +155,14 @@ def directory_identity(path: Path) -> tuple[int, int]:
 class DirectoryTree:
     """One request's descriptors below ``base``: the same checks, fewer ``open`` calls.
 
-    ``base`` is walked from ``/`` once, on first use, as every path above is;
-    each directory below it is then opened once, relative to its parent's
-    descriptor (``O_DIRECTORY | O_NOFOLLOW``), and kept until :meth:`close`.
-    Files are checked and read as :func:`read_regular` does. A path not below
-    ``base`` takes the full walk from ``/``.
-
-    It holds descriptors, never content or decisions: one per request, closed
-    (``with``) when the request ends, so the next request walks from ``/``
-    again and sees a component swapped for a symlink in between. At most
-    :data:`_MAX_TREE_DIRECTORIES` are kept; further walks close their own.
+    ``base`` is walked from ``/`` once, on first use; each directory below it is
+    then opened once, relative to its parent (``O_DIRECTORY | O_NOFOLLOW``), and
+    kept until :meth:`close`. Files are checked and read as :func:`read_regular`
+    does; a path not below ``base`` takes the full walk from ``/``. It holds
+    descriptors, never content or decisions: one per request, closed (``with``)
+    at its end, so the next request walks from ``/`` again and sees a component
+    swapped for a symlink in between. At most :data:`_MAX_TREE_DIRECTORIES` are
+    kept; further walks close their own.
     """
 
     __slots__ = ("_base_names", "_directories", "_prefix", "base")
@@ -198,14 +196,14 @@ class DirectoryTree:
         names = self._relative(path)
         if names is None:
             return read_regular(path, cap)
-        return _read_opened(self._open_file(names, path), cap, path)
+        return _read_opened(*self._open_file(names, path), cap, path)
 
     def stat(self, path: Path) -> os.stat_result:
         """:func:`stat_regular` of ``path``."""
         names = self._relative(path)
         if names is None:
             return stat_regular(path)
-        return _fstat_opened(self._open_file(names, path))
+        return _close_opened(*self._open_file(names, path))
 
     def identity(self, path: Path) -> tuple[int, int]:
         """:func:`directory_identity` of ``path``."""
@@ -230,7 +228,7 @@ class DirectoryTree:
             return None  # the full walk refuses it with the usual reason
         return names
 
-    def _open_file(self, names: list[str], path: Path) -> int:
+    def _open_file(self, names: list[str], path: Path) -> tuple[int, os.stat_result]:
         fd, owned = self._directory(names[:-1], path)
         try:
             return _open_leaf(fd, names[-1], path)
@@ -283,8 +281,8 @@ def _parts(path: Path) -> tuple[str, ...]:
     return parts
 
 
-def _open_file(path: Path) -> int:
-    """The leaf of ``path``, opened no-follow by descriptor walk (the caller closes it)."""
+def _open_file(path: Path) -> tuple[int, os.stat_result]:
+    """The leaf of ``path`` opened no-follow by descriptor walk, with its ``fstat``."""
     directory = _open_parent(path)
     try:
         return _open_leaf(directory, path.name, path)
@@ -292,10 +290,9 @@ def _open_file(path: Path) -> int:
         os.close(directory)
 
 
-def _read_opened(fd: int, cap: int, path: Path) -> bytes:
-    """Read the file opened by :func:`_open_leaf` (at most ``cap`` bytes), then close it."""
+def _read_opened(fd: int, info: os.stat_result, cap: int, path: Path) -> bytes:
+    """Read the file :func:`_open_leaf` opened (at most ``cap`` bytes), then close it."""
     try:
-        info = os.fstat(fd)
         if info.st_size > cap:
             raise FsRefused("too_large", path)
         data = _read_capped(fd, min(info.st_size, cap) + 1, cap, path)
@@ -306,11 +303,9 @@ def _read_opened(fd: int, cap: int, path: Path) -> bytes:
     return data
 
 
-def _fstat_opened(fd: int) -> os.stat_result:
-    try:
-        return os.fstat(fd)
-    finally:
-        os.close(fd)
+def _close_opened(fd: int, info: os.stat_result) -> os.stat_result:
+    os.close(fd)  # its fstat was taken as it was opened
+    return info
 
 
 def _open_parent(path: Path) -> int:
@@ -337,7 +332,8 @@ def _walk(path: Path, names: tuple[str, ...]) -> int:
     return fd
 
 
-def _open_leaf(directory: int, name: str, path: Path) -> int:
+def _open_leaf(directory: int, name: str, path: Path) -> tuple[int, os.stat_result]:
+    """Open ``name`` in ``directory`` if it is a regular file; return it and its ``fstat``."""
     try:
         before = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except OSError as exc:
@@ -351,11 +347,12 @@ def _open_leaf(directory: int, name: str, path: Path) -> int:
     except OSError as exc:
         raise _classify(exc, directory, name, path, directory=False) from None
     try:
-        _check_opened(os.fstat(fd), before, path)
+        after = os.fstat(fd)
+        _check_opened(after, before, path)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, after
 
 
 def _check_opened(after: os.stat_result, before: os.stat_result, path: Path) -> None:
