@@ -63,7 +63,7 @@ def _from(repo: RepoBuilder, item: object, marker: str) -> bool:
     if isinstance(item, DirectoryTree):
         return item.base == repo.root
     if type(item) is dict:
-        return item.get("description") == marker
+        return bool(item.get("description") == marker)
     return isinstance(item, (Target, ModuleLoader))
 
 
@@ -152,14 +152,14 @@ def _observe(repository: Repository) -> object:
     )
 
 
-def _edit_config(repo: RepoBuilder) -> Callable[[], None]:
+def _edit_config(repo: RepoBuilder) -> Callable[[], object]:
     (repo.root / "more").mkdir(exist_ok=True)
     original = repo.config_path.read_text(encoding="utf-8")
     repo.config_path.write_text(original.replace('"skills"', '"skills", "more"'), encoding="utf-8")
     return lambda: repo.config_path.write_text(original, encoding="utf-8")
 
 
-def _edit_ancestor(repo: RepoBuilder) -> Callable[[], None]:
+def _edit_ancestor(repo: RepoBuilder) -> Callable[[], object]:
     repo.modules["host"]["children"] = {}
     repo.rewrite("host")
 
@@ -170,7 +170,7 @@ def _edit_ancestor(repo: RepoBuilder) -> Callable[[], None]:
     return undo
 
 
-def _edit_terminal(repo: RepoBuilder) -> Callable[[], None]:
+def _edit_terminal(repo: RepoBuilder) -> Callable[[], object]:
     exports = repo.modules["host.lib"]["exports"]
     assert isinstance(exports, dict)
     export = exports["host.lib.interface.run"]
@@ -185,7 +185,7 @@ def _edit_terminal(repo: RepoBuilder) -> Callable[[], None]:
     return undo
 
 
-def _edit_source(repo: RepoBuilder) -> Callable[[], None]:
+def _edit_source(repo: RepoBuilder) -> Callable[[], object]:
     source = repo.module_dir("host.lib") / "blueprints" / "main.yaml"
     original = source.read_text(encoding="utf-8")
     edited = original.replace("- a\n", "- b\n").replace("entry: Run", "entry: Walk")
@@ -194,7 +194,7 @@ def _edit_source(repo: RepoBuilder) -> Callable[[], None]:
     return lambda: source.write_text(original, encoding="utf-8")
 
 
-EDITS: dict[str, Callable[[RepoBuilder], Callable[[], None]]] = {
+EDITS: dict[str, Callable[[RepoBuilder], Callable[[], object]]] = {
     "config": _edit_config,
     "ancestor": _edit_ancestor,
     "terminal": _edit_terminal,
