@@ -182,7 +182,7 @@ class DirectoryTree:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
         self.close()
 
     def close(self) -> None:
