@@ -105,13 +105,23 @@ def resolve_route(
         RouteError: the documented ``dispatcher.*`` error of the first stage
             that refuses the request. ``caller_module_id`` is always filled in.
     """
+    tree = _request_tree(config_path)
     try:
-        # This request's descriptors (the repository root walked from / once), closed at its end.
-        base = config_path.parent if isinstance(config_path, Path) else Path(config_path).parent
-        with DirectoryTree(base) as tree:
-            return _resolve(tree, config_path, request, certification_status, gate)
+        return _resolve(tree, config_path, request, certification_status, gate)
     except RouteError as error:
         raise _with_caller(error, request.caller) from None
+    finally:
+        tree.close()
+
+
+def _request_tree(config_path: object) -> DirectoryTree:
+    """The descriptors of this request (its repository root walked from ``/`` once)."""
+    if isinstance(config_path, Path):
+        return DirectoryTree(config_path.parent)
+    if isinstance(config_path, str):
+        return DirectoryTree(Path(config_path).parent)
+    # No path at all (load_config refuses it): a tree whose every path is walked from /.
+    return DirectoryTree(Path())
 
 
 def _resolve(
