@@ -36,20 +36,23 @@ class _Value:
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         names = self._fields
-        if len(args) > len(names):
+        count = len(args)
+        if count > len(names):
             raise TypeError(f"{type(self).__name__}() takes {len(names)} arguments")
-        values = dict(zip(names, args, strict=False))
-        for name, given in kwargs.items():
-            if name not in names:
-                raise TypeError(f"{type(self).__name__}() got an unexpected argument {name!r}")
-            if name in values:
+        setter = object.__setattr__
+        for name, given in zip(names, args, strict=False):
+            setter(self, name, given)
+        if count < len(names):
+            pop = kwargs.pop
+            for name, default in zip(names[count:], self._defaults[count:], strict=True):
+                given = pop(name, default)
+                if given is _MISSING:
+                    raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
+                setter(self, name, given)
+        for name in kwargs:  # left over: named twice, or not a field
+            if name in names:
                 raise TypeError(f"{type(self).__name__}() got multiple values for {name!r}")
-            values[name] = given
-        for name, default in zip(names, self._defaults, strict=True):
-            given = values.get(name, default)
-            if given is _MISSING:
-                raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
-            object.__setattr__(self, name, given)
+            raise TypeError(f"{type(self).__name__}() got an unexpected argument {name!r}")
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, _Value) and other.__class__ is self.__class__:

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from boring_dispatch.errors import InvalidCallerReference, InvalidInterfaceId, InvalidModuleId
 from boring_dispatch.repository import ids
@@ -138,3 +142,58 @@ def test_version_pins_follow_the_reference_grammar(
     text: str, expected: tuple[str, int | None]
 ) -> None:
     assert ids.parse_pin(text) == expected
+
+
+# The memo of parse_module_id (a pure function of the text) answers as the grammar does.
+_ID_TEXT = st.text(alphabet="abz09-._rtxinefacesoužA ", max_size=24)
+
+
+def _reference_segments(text: str) -> tuple[str, ...] | None:
+    """The grammar of section 2.1, written out segment by segment."""
+    if not text or len(text) > 512:
+        return None
+    segments = tuple(text.split("."))
+    for index, segment in enumerate(segments):
+        if segment == "_rtx" and index > 0:
+            continue
+        ordinary = re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", segment, re.ASCII) is not None
+        if not ordinary or segment in ("interface", "source") or segment.endswith("-rtx"):
+            return None
+    return segments
+
+
+@settings(max_examples=300)
+@given(texts=st.lists(_ID_TEXT, min_size=1, max_size=6))
+def test_repeated_module_ids_answer_as_the_grammar_every_time(texts: list[str]) -> None:
+    for text in [*texts, *texts]:
+        expected = _reference_segments(text)
+        if expected is None:
+            with pytest.raises(InvalidModuleId):
+                ids.parse_module_id(text)
+        else:
+            assert ids.parse_module_id(text) == expected
+
+
+class _Lookalike(str):
+    """Equal to (and hashed as) a valid ID whatever its own text: never served from the memo."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return hash("a.b")
+
+
+@pytest.mark.parametrize("value", [[], {}, {"a": 1}, b"a.b", 7, None])
+def test_unhashable_and_non_string_ids_are_refused_not_crashed(value: object) -> None:
+    with pytest.raises(InvalidModuleId):
+        ids.parse_module_id(value)
+
+
+def test_a_str_subclass_is_parsed_from_its_own_text() -> None:
+    assert ids.parse_module_id("a.b") == ("a", "b")
+    assert ids.parse_module_id(_Lookalike("a.b")) == ("a", "b")
+    with pytest.raises(InvalidModuleId):
+        ids.parse_module_id(_Lookalike("A..B"))

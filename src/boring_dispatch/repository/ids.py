@@ -9,6 +9,7 @@ ones, never "close enough".
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from boring_dispatch._quote import shown
@@ -41,6 +42,9 @@ _ORDINARY: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 # At most 9 digits: int() of a huge digit string is slow or raises (the 4300-digit limit).
 _PIN: Final = re.compile(r"[0-9]{1,9}", re.ASCII)
 _MAX_ID_LENGTH: Final = 512
+#: How many distinct valid module IDs :func:`parse_module_id` remembers (a pure
+#: function of the text: the same segments whatever the repository holds).
+_ID_MEMO: Final = 1024
 
 
 def is_ordinary_segment(text: str) -> bool:
@@ -65,6 +69,14 @@ def parse_module_id(text: object) -> tuple[str, ...]:
     """
     if not isinstance(text, str) or not text or len(text) > _MAX_ID_LENGTH:
         raise InvalidModuleId(f"invalid module id: {shown(text)}")
+    if type(text) is not str:  # a subclass may redefine equality: never looked up in the memo
+        return _module_segments.__wrapped__(text)
+    return _module_segments(text)
+
+
+@lru_cache(maxsize=_ID_MEMO)
+def _module_segments(text: str) -> tuple[str, ...]:
+    """:func:`parse_module_id` of a string of the right length (refusals are raised, not kept)."""
     segments = tuple(text.split("."))
     first_ok = is_ordinary_segment(segments[0]) and is_local_segment(segments[0])
     if not first_ok or not all(is_local_segment(s) for s in segments[1:]):

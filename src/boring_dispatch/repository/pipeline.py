@@ -35,6 +35,7 @@ from boring_dispatch.repository.load.exports import (
     require_host_caller,
     select_interface,
 )
+from boring_dispatch.repository.load.files import DirectoryTree
 from boring_dispatch.repository.load.lookup import ModuleLoader
 
 __all__ = ["Target", "resolve_route", "resolve_target"]
@@ -104,13 +105,27 @@ def resolve_route(
         RouteError: the documented ``dispatcher.*`` error of the first stage
             that refuses the request. ``caller_module_id`` is always filled in.
     """
+    tree = _request_tree(config_path)
     try:
-        return _resolve(config_path, request, certification_status, gate)
+        return _resolve(tree, config_path, request, certification_status, gate)
     except RouteError as error:
         raise _with_caller(error, request.caller) from None
+    finally:
+        tree.close()
+
+
+def _request_tree(config_path: object) -> DirectoryTree:
+    """The descriptors of this request (its repository root walked from ``/`` once)."""
+    if isinstance(config_path, Path):
+        return DirectoryTree(config_path.parent)
+    if isinstance(config_path, str):
+        return DirectoryTree(Path(config_path).parent)
+    # No path at all (load_config refuses it): a tree whose every path is walked from /.
+    return DirectoryTree(Path())
 
 
 def _resolve(
+    tree: DirectoryTree,
     config_path: Path,
     request: RouteRequest,
     certification_status: Mapping[str, object] | None,
@@ -120,8 +135,9 @@ def _resolve(
         raise InvalidRouteRequest("caller must be a string")
     # An empty caller is a malformed module ID like any other (invalid_module_id, as v6).
     target_module_id, _ = ids.parse_interface_id(request.target)
-    config = load_config(config_path)
+    config = load_config(config_path, tree)
     loader = ModuleLoader(config)
+    loader.read_through(tree)
 
     # resolve: caller, target, export, source, interface version
     # The built-in manager is no repository module: it calls only from inside the

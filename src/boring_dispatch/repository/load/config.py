@@ -16,13 +16,14 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from pathlib import Path
+from pathlib import Path, PosixPath
 from typing import Final
 
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.records import RepositoryConfig
 from boring_dispatch.repository.load.files import (
     MAX_CONFIG_BYTES,
+    DirectoryTree,
     FsRefused,
     directory_identity,
     read_regular,
@@ -56,11 +57,15 @@ _FS_REASONS: Final = {
 }
 
 
-def load_config(path: str | os.PathLike[str]) -> RepositoryConfig:
+def load_config(
+    path: str | os.PathLike[str], tree: DirectoryTree | None = None
+) -> RepositoryConfig:
     """Read and validate the repository configuration at exactly ``path``.
 
     Args:
         path: The absolute path of ``officina.toml``.
+        tree: This request's descriptors; used when its base is the repository
+            root (the directory of ``path``), else every file is walked from ``/``.
 
     Returns:
         The validated configuration; roots are lexical absolute paths.
@@ -76,14 +81,15 @@ def load_config(path: str | os.PathLike[str]) -> RepositoryConfig:
     """
     config_path = _config_path(path)
     repository_root = config_path.parent
-    table = _parse(config_path)
+    files = tree if tree is not None and tree.base == repository_root else _FULL_WALK
+    table = _parse(config_path, files)
     unknown = set(table) - _TOP_KEYS
     if unknown:
         raise _misconfigured(config_path, f"{len(unknown)} unknown top-level key(s)")
     version = table.get("schema_version")
     if type(version) is not int or version != 1:
         raise _misconfigured(config_path, "schema_version must be the integer 1")
-    roots = _roots(config_path, repository_root, table.get("modules"))
+    roots = _roots(config_path, repository_root, table.get("modules"), files)
     email, github_repo = _feedback(config_path, table.get("feedback", {}))
     return RepositoryConfig(
         config_path=config_path,
@@ -105,12 +111,30 @@ def _config_path(path: object) -> Path:
         raise RuntimeMisconfigured("the repository configuration path must not contain '..'")
     if not segments or segments[-1] != CONFIG_NAME:
         raise RuntimeMisconfigured(f"the repository configuration file must be named {CONFIG_NAME}")
-    return Path("/" + "/".join(segments))
+    clean = "/" + "/".join(segments)
+    # Already this clean path (every request of a Repository): no new object. Not a
+    # subclass, whose str() could differ from the fspath checked here.
+    return path if type(path) is PosixPath and text == clean else Path(clean)
 
 
-def _parse(config_path: Path) -> dict[str, object]:
+class _FullWalk:
+    """Every path walked from ``/`` (the functions of :mod:`.files`), when no tree is given."""
+
+    __slots__ = ()
+
+    def read(self, path: Path, cap: int) -> bytes:
+        return read_regular(path, cap)
+
+    def identity(self, path: Path) -> tuple[int, int]:
+        return directory_identity(path)
+
+
+_FULL_WALK: Final = _FullWalk()
+
+
+def _parse(config_path: Path, files: DirectoryTree | _FullWalk) -> dict[str, object]:
     try:
-        data = read_regular(config_path, MAX_CONFIG_BYTES)
+        data = files.read(config_path, MAX_CONFIG_BYTES)
     except FsRefused as refusal:
         raise _misconfigured(config_path, _FS_REASONS[refusal.reason]) from None
     try:
@@ -123,13 +147,16 @@ def _parse(config_path: Path) -> dict[str, object]:
         raise _misconfigured(config_path, "is not valid TOML") from None
 
 
-def _roots(config_path: Path, repository_root: Path, modules: object) -> tuple[Path, ...]:
+def _roots(
+    config_path: Path, repository_root: Path, modules: object, files: DirectoryTree | _FullWalk
+) -> tuple[Path, ...]:
     if not isinstance(modules, dict) or set(modules) != {"roots"}:
         raise _misconfigured(config_path, "[modules] must be a table with only 'roots'")
     entries = modules["roots"]
     if not isinstance(entries, list) or not entries:
         raise _misconfigured(config_path, "modules.roots must be a non-empty array")
     roots: list[Path] = []
+    spellings: list[tuple[str, ...]] = []
     identities: set[tuple[int, int]] = set()
     for index, entry in enumerate(entries):
         parts = relative_parts(entry)
@@ -139,15 +166,17 @@ def _roots(config_path: Path, repository_root: Path, modules: object) -> tuple[P
             )
         root = repository_root.joinpath(*parts)
         try:
-            identity = directory_identity(root)
+            identity = files.identity(root)
         except FsRefused as refusal:
             reason = _FS_REASONS[refusal.reason]
             raise _misconfigured(config_path, f"modules.roots[{index}] {reason}") from None
-        if root in roots or identity in identities:
+        if parts in spellings or identity in identities:
             raise _misconfigured(config_path, f"modules.roots[{index}] repeats another root")
-        if any(other in root.parents or root in other.parents for other in roots):
+        # Clean relative paths below one directory: nested when one spelling prefixes the other.
+        if any(other == parts[: len(other)] or parts == other[: len(parts)] for other in spellings):
             raise _misconfigured(config_path, f"modules.roots[{index}] is nested in another root")
         roots.append(root)
+        spellings.append(parts)
         identities.add(identity)
     return tuple(roots)
 

@@ -27,11 +27,12 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, Self
 
 __all__ = [
     "MAX_BLUEPRINT_BYTES",
     "MAX_CONFIG_BYTES",
+    "DirectoryTree",
     "FsRefused",
     "Reason",
     "directory_identity",
@@ -73,15 +74,21 @@ Reason = Literal[
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _READ_CHUNK: Final = 1 << 16
+#: How many directory descriptors one :class:`DirectoryTree` keeps open.
+_MAX_TREE_DIRECTORIES: Final = 64
+_UNCLEAN_NAMES: Final = frozenset({"", ".", ".."})
 
 
 class FsRefused(Exception):
     """A path failed one of the checks; ``reason`` says which. Internal only."""
 
     def __init__(self, reason: Reason, path: Path) -> None:
-        super().__init__(f"{reason}: {path}")
+        super().__init__(reason, path)
         self.reason: Final = reason
         self.path: Final = path
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.path}"
 
 
 def relative_parts(text: object) -> tuple[str, ...] | None:
@@ -115,17 +122,7 @@ def read_regular(path: Path, cap: int) -> bytes:
     Raises:
         FsRefused: see :data:`Reason`.
     """
-    fd = _open_file(path)
-    try:
-        info = os.fstat(fd)
-        if info.st_size > cap:
-            raise FsRefused("too_large", path)
-        data = _read_capped(fd, min(info.st_size, cap) + 1, cap, path)
-    finally:
-        os.close(fd)
-    if len(data) > cap:  # the file grew after fstat
-        raise FsRefused("too_large", path)
-    return data
+    return _read_opened(*_open_file(path), cap, path)
 
 
 def stat_regular(path: Path) -> os.stat_result:
@@ -138,11 +135,7 @@ def stat_regular(path: Path) -> os.stat_result:
     Raises:
         FsRefused: see :data:`Reason` (never ``too_large``).
     """
-    fd = _open_file(path)
-    try:
-        return os.fstat(fd)
-    finally:
-        os.close(fd)
+    return _close_opened(*_open_file(path))
 
 
 def directory_identity(path: Path) -> tuple[int, int]:
@@ -159,6 +152,122 @@ def directory_identity(path: Path) -> tuple[int, int]:
     return info.st_dev, info.st_ino
 
 
+class DirectoryTree:
+    """One request's descriptors below ``base``: the same checks, fewer ``open`` calls.
+
+    ``base`` is walked from ``/`` once, on first use; each directory below it is
+    then opened once, relative to its parent (``O_DIRECTORY | O_NOFOLLOW``), and
+    kept until :meth:`close`. Files are checked and read as :func:`read_regular`
+    does; a path not below ``base`` takes the full walk from ``/``. It holds
+    descriptors, never content or decisions: one per request, closed (``with``)
+    at its end, so the next request walks from ``/`` again and sees a component
+    swapped for a symlink in between. At most :data:`_MAX_TREE_DIRECTORIES` are
+    kept; further walks close their own.
+    """
+
+    __slots__ = ("_base_names", "_directories", "_prefix", "base")
+
+    def __init__(self, base: Path) -> None:
+        #: The directory below which paths are reached by descriptor.
+        self.base: Final = base
+        text = str(base)
+        self._prefix: Final = text if text.endswith("/") else text + "/"
+        try:
+            names: tuple[str, ...] | None = _parts(base)
+        except FsRefused:
+            names = None  # every path then takes the full walk, which refuses it
+        self._base_names: Final = names
+        self._directories: dict[str, int] = {}
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every descriptor; a later call walks from ``/`` again."""
+        directories = self._directories
+        while directories:
+            os.close(directories.popitem()[1])
+
+    def read(self, path: Path, cap: int) -> bytes:
+        """:func:`read_regular` of ``path``."""
+        names = self._relative(path)
+        if names is None:
+            return read_regular(path, cap)
+        return _read_opened(*self._open_file(names, path), cap, path)
+
+    def stat(self, path: Path) -> os.stat_result:
+        """:func:`stat_regular` of ``path``."""
+        names = self._relative(path)
+        if names is None:
+            return stat_regular(path)
+        return _close_opened(*self._open_file(names, path))
+
+    def identity(self, path: Path) -> tuple[int, int]:
+        """:func:`directory_identity` of ``path``."""
+        names = self._relative(path)
+        if names is None:
+            return directory_identity(path)
+        fd, owned = self._directory(names, path)
+        try:
+            info = os.fstat(fd)
+        finally:
+            if owned is not None:
+                os.close(owned)
+        return info.st_dev, info.st_ino
+
+    def _relative(self, path: Path) -> list[str] | None:
+        """The names of ``path`` below the base, or ``None`` to take the full walk."""
+        text = str(path)
+        if self._base_names is None or not text.startswith(self._prefix):
+            return None
+        names = text[len(self._prefix) :].split("/")
+        if "\x00" in text or not _UNCLEAN_NAMES.isdisjoint(names):
+            return None  # the full walk refuses it with the usual reason
+        return names
+
+    def _open_file(self, names: list[str], path: Path) -> tuple[int, os.stat_result]:
+        fd, owned = self._directory(names[:-1], path)
+        try:
+            return _open_leaf(fd, names[-1], path)
+        finally:
+            if owned is not None:
+                os.close(owned)
+
+    def _directory(self, names: list[str], path: Path) -> tuple[int, int | None]:
+        """The descriptor of base/names, and the one the caller must close (not kept), if any."""
+        directories = self._directories
+        fd = directories.get("")
+        if fd is None:
+            assert self._base_names is not None  # noqa: S101 - _relative checked it
+            fd = directories[""] = _walk(path, self._base_names)
+        key = ""
+        owned: int | None = None
+        try:
+            for name in names:
+                key = f"{key}/{name}" if key else name
+                child = directories.get(key) if owned is None else None
+                if child is None:
+                    try:
+                        child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                    except OSError as exc:
+                        raise _classify(exc, fd, name, path, directory=True) from None
+                    if owned is None and len(directories) < _MAX_TREE_DIRECTORIES:
+                        directories[key] = child
+                    else:
+                        if owned is not None:
+                            os.close(owned)
+                        owned = child
+                fd = child
+        except BaseException:
+            if owned is not None:
+                os.close(owned)
+            raise
+        return fd, owned
+
+
 # --------------------------------------------------------------------------- #
 
 
@@ -172,13 +281,31 @@ def _parts(path: Path) -> tuple[str, ...]:
     return parts
 
 
-def _open_file(path: Path) -> int:
-    """The leaf of ``path``, opened no-follow by descriptor walk (the caller closes it)."""
+def _open_file(path: Path) -> tuple[int, os.stat_result]:
+    """The leaf of ``path`` opened no-follow by descriptor walk, with its ``fstat``."""
     directory = _open_parent(path)
     try:
-        return _open_leaf(directory, path)
+        return _open_leaf(directory, path.name, path)
     finally:
         os.close(directory)
+
+
+def _read_opened(fd: int, info: os.stat_result, cap: int, path: Path) -> bytes:
+    """Read the file :func:`_open_leaf` opened (at most ``cap`` bytes), then close it."""
+    try:
+        if info.st_size > cap:
+            raise FsRefused("too_large", path)
+        data = _read_capped(fd, min(info.st_size, cap) + 1, cap, path)
+    finally:
+        os.close(fd)
+    if len(data) > cap:  # the file grew after fstat
+        raise FsRefused("too_large", path)
+    return data
+
+
+def _close_opened(fd: int, info: os.stat_result) -> os.stat_result:
+    os.close(fd)  # its fstat was taken as it was opened
+    return info
 
 
 def _open_parent(path: Path) -> int:
@@ -205,8 +332,8 @@ def _walk(path: Path, names: tuple[str, ...]) -> int:
     return fd
 
 
-def _open_leaf(directory: int, path: Path) -> int:
-    name = path.name
+def _open_leaf(directory: int, name: str, path: Path) -> tuple[int, os.stat_result]:
+    """Open ``name`` in ``directory`` if it is a regular file; return it and its ``fstat``."""
     try:
         before = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except OSError as exc:
@@ -220,11 +347,12 @@ def _open_leaf(directory: int, path: Path) -> int:
     except OSError as exc:
         raise _classify(exc, directory, name, path, directory=False) from None
     try:
-        _check_opened(os.fstat(fd), before, path)
+        after = os.fstat(fd)
+        _check_opened(after, before, path)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, after
 
 
 def _check_opened(after: os.stat_result, before: os.stat_result, path: Path) -> None:

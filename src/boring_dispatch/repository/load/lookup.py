@@ -36,6 +36,7 @@ from boring_dispatch.records import ModuleRecord, RepositoryConfig, SourceRecord
 from boring_dispatch.repository import ids
 from boring_dispatch.repository.load.files import (
     MAX_BLUEPRINT_BYTES,
+    DirectoryTree,
     FsRefused,
     read_regular,
     relative_parts,
@@ -103,9 +104,17 @@ class ModuleLoader:
 
     def __init__(self, config: RepositoryConfig, files: BlueprintFiles = NO_FOLLOW_FILES) -> None:
         self._config: Final = config
-        self._files: Final = files
+        self._files = files
         self._modules: dict[str, ModuleRecord] = {}
         self._sources: dict[str, SourceRecord] = {}
+
+    def read_through(self, tree: DirectoryTree) -> None:
+        """Reach files through ``tree``, this request's descriptors (its owner closes it).
+
+        A loader given its own ``files`` keeps them.
+        """
+        if self._files is NO_FOLLOW_FILES:
+            self._files = tree
 
     def load(self, module_id: str) -> ModuleRecord:
         """The checked blueprint of ``module_id``; see :meth:`load_ancestry`."""
@@ -187,7 +196,7 @@ class ModuleLoader:
     def _load_top(self, top: str) -> ModuleRecord:
         found: list[tuple[Path, bytes]] = []
         for root in self._config.module_roots:
-            data = self._read_module_file(root / top / BLUEPRINT_NAME, top)
+            data = self._read_module_file(root.joinpath(top, BLUEPRINT_NAME), top)
             if data is not None:
                 found.append((root, data))
         if not found:
