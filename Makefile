@@ -24,11 +24,15 @@ demo: $(STAMP)
 
 # Branch coverage of src/, the CLI and MCP server processes the tests start included.
 COVERAGE_FLOOR := 88
+FORKED_TESTS := tests/security/test_child_isolation.py tests/security/test_hardening_process_*.py \
+	tests/security/test_nested_*.py tests/process/test_fork.py
 
 test: $(DEV_STAMP)
 	$(BIN)/lint-imports --no-cache
 	rm -rf .coverage && mkdir -p .coverage
 	$(BIN)/coverage run -m pytest
+	# The isolation and hostile tests again, every launch forked from the fork server.
+	PYTHONPATH=tests $(BIN)/coverage run -m pytest -q -p kits.forkmode $(FORKED_TESTS)
 	$(BIN)/coverage combine --quiet
 	$(BIN)/coverage report --fail-under=$(COVERAGE_FLOOR)
 
