@@ -30,6 +30,7 @@ server dies gets its parent-death signal (the runner's deadline).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
 import signal
@@ -101,7 +102,11 @@ class _Server:
 
     def fork(self, fds: list[int]) -> _Call | None:
         """Fork one child; in the child, return its call; in the server, ``None``."""
-        status = socket.socket(fileno=fds[1])
+        try:
+            status = _stream_socket(fds[1])
+        except OSError:  # malformed: refused; the dispatcher sees its spec socket end
+            _close_all(fds)
+            return None
         server_pid = os.getpid()
         try:
             pid = os.fork()
@@ -194,11 +199,24 @@ class _Server:
                 self.child_exited(self.by_pidfd[fd])
             elif fd in self.by_status:
                 call = self.by_status[fd]
-                if call.status.recv(1) == REAP:
+                try:
+                    word = call.status.recv(1)
+                except OSError:  # ECONNRESET: closed with an answer of ours unread
+                    word = b""
+                if word == REAP:
                     self.reap(call)
                 else:
                     self.released(call)
         return None
+
+
+def _stream_socket(fd: int) -> socket.socket:
+    """The status socket of a request: a unix stream socket, or ``OSError``."""
+    sock = socket.socket(fileno=fd)
+    if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
+        sock.detach()
+        raise OSError(errno.EPROTOTYPE, "the status descriptor is not a unix stream socket")
+    return sock
 
 
 def _kill_group(pid: int) -> None:
