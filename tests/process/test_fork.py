@@ -474,3 +474,48 @@ def test_the_locale_of_a_forked_gateway_is_set_as_the_interpreter_sets_it(
     finally:
         _fork.enable()
     assert forked == spawned
+
+
+STOPS_ITS_SERVER = """
+import os, signal, sys
+from boring_dispatch.gateway import ArgvInterface
+class Echo(ArgvInterface):
+    def run(self, argv):
+        os.kill(os.getppid(), signal.SIGSTOP)  # the fork server, which reports our exit
+        print("stopped it", flush=True)
+        if argv == ["raise"]:
+            raise RuntimeError("and fail")
+        if argv == ["exit"]:
+            os._exit(5)
+        return int(argv[0]) if argv else 0
+"""
+
+
+@pytest.mark.parametrize("command", [(), ("3",), ("raise",), ("exit",)])
+def test_a_gateway_that_stops_the_fork_server_cannot_hang_its_call(
+    forking: None, repo: Repo, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    """The exit of a forked leader is reported by the server: a stopped server never reports.
+
+    The call must still end within its bounds (the server's answer is awaited a
+    bounded time once the leader has exited), never read as a success, and the
+    server that did not answer is not trusted again.
+    """
+    monkeypatch.setattr(_fork, "START_TIMEOUT_S", 0.5)
+    repo.write("gateway.py", STOPS_ITS_SERVER)
+    route = make_route(repo, command)
+    results, thread = _in_thread(route, ExecLimits(timeout_s=5.0), None)
+    assert wait_until(lambda: _fork.server_pid() is not None)
+    server = _fork.server_pid()
+    assert server is not None
+    try:
+        thread.join(20.0)
+        assert results, "the call hung on a stopped fork server"
+    finally:
+        with suppress(ProcessLookupError):
+            os.kill(server, signal.SIGCONT)
+    assert results[0].exit_code == -signal.SIGKILL  # unknown: never an ok
+    assert results[0].stdout == "stopped it\n"
+    assert wait_until(lambda: process_gone(server))  # not trusted again
+    repo.write("gateway.py", PROBE)
+    assert _probe(make_route(repo))["ppid"] not in {server, os.getpid()}

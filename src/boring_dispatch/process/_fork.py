@@ -29,6 +29,7 @@ for the CLI (one call per process: nothing to amortise).
 from __future__ import annotations
 
 import errno
+import math
 import os
 import select
 import signal
@@ -61,6 +62,7 @@ FORKSERVER_MODULE: Final = "boring_dispatch.process.child.forkserver"
 START_TIMEOUT_S: Final = 10.0
 _REQUEST: Final = b"F"
 _REAP: Final = b"R"
+_REAPED: Final = b"r"
 _STOP_WAIT_S: Final = 5.0
 
 _LOCK: Final = threading.Lock()
@@ -79,6 +81,7 @@ class Forked(subprocess.Popen[bytes]):
         stdin: int | None,
         stdout: int,
         stderr: int,
+        server: subprocess.Popen[bytes] | None = None,
     ) -> None:
         # Popen.__init__ is not called: nothing is spawned here.
         self.args = list(args)
@@ -95,14 +98,25 @@ class Forked(subprocess.Popen[bytes]):
         self.stderr = os.fdopen(stderr, "rb")
         self._status = status
         self._status_lock = threading.Lock()
+        self._server = server
+        #: The leader itself (opened while the server keeps it unreaped): its exit is
+        #: seen here even when the server does not report it.
+        self._pidfd = _pidfd(pid)
+        #: The server did not report the exit of our leader in time: not trusted again.
+        self._wedged = False
 
     def _read_status(self, timeout: float | None) -> int | None:
         with self._status_lock:
             if self.returncode is not None:
                 return self.returncode
-            ready, _, _ = select.select([self._status], [], [], timeout)
-            if not ready:
+            if not _readable([self._status.fileno(), self._pidfd], timeout):
                 return None
+            # The server answered, or the leader has exited: the server answers at once
+            # (bounded: a server that was stopped or is stuck must not hang the call).
+            if not _readable([self._status.fileno()], START_TIMEOUT_S):
+                self._wedged = True
+                self.returncode = -int(signal.SIGKILL)  # unknown: never read as a success
+                return self.returncode
             try:
                 data = _recv_exact(self._status, 4)
             except OSError:
@@ -115,9 +129,9 @@ class Forked(subprocess.Popen[bytes]):
             self._status.settimeout(START_TIMEOUT_S)
             try:
                 self._status.sendall(_REAP)
-                _recv_exact(self._status, 1)
+                self._wedged = _recv_exact(self._status, 1) != _REAPED
             except OSError:
-                pass
+                self._wedged = True
             self.returncode = int.from_bytes(data, "big", signed=True)
             return self.returncode
 
@@ -133,12 +147,30 @@ class Forked(subprocess.Popen[bytes]):
     def send_signal(self, sig: int) -> None:
         if self.returncode is None:
             with suppress(ProcessLookupError, PermissionError):
-                os.kill(self.pid, sig)
+                if self._pidfd is not None:
+                    signal.pidfd_send_signal(self._pidfd, sig)
+                else:
+                    os.kill(self.pid, sig)
 
-    def release(self) -> None:
-        """Let the server reap the leader (it kills the group first if it still runs)."""
+    def _close(self) -> None:
         with suppress(OSError):
             self._status.close()
+        pidfd, self._pidfd = self._pidfd, None
+        if pidfd is not None:
+            with suppress(OSError):
+                os.close(pidfd)
+
+    def release(self) -> None:
+        """Let the server reap the leader (it kills the group first if it still runs).
+
+        A server that did not answer for this call is killed now that the
+        launcher is done with the leader's pid (the server kept it unreaped until
+        then), and the next launch starts a new one.
+        """
+        self._close()
+        if self._wedged and self._server is not None:
+            _distrust(self._server)
+            self._server = None
 
     def discard(self) -> None:
         """Release the child (the server kills its group) and close our pipe ends."""
@@ -149,7 +181,36 @@ class Forked(subprocess.Popen[bytes]):
                     pipe.close()
 
     def __del__(self) -> None:
-        self.release()
+        self._close()  # never the lock of the server state (a collection may run under it)
+
+
+def _pidfd(pid: int) -> int | None:
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux >= 5.3: the server's report alone
+        return None
+
+
+def _readable(fds: Sequence[int | None], timeout: float | None) -> bool:
+    """Whether one of ``fds`` is readable within ``timeout`` (``None``: no bound)."""
+    poller = select.poll()
+    for fd in fds:
+        if fd is not None:
+            poller.register(fd, select.POLLIN)
+    wait_ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
+    return bool(poller.poll(wait_ms))
+
+
+def _distrust(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a server that did not answer; forget it if it is still the current one."""
+    with suppress(OSError):
+        proc.kill()
+    with _LOCK:
+        if _STATE.get("proc") is proc:
+            _stop_locked()
+        else:
+            with suppress(subprocess.TimeoutExpired):
+                proc.wait(_STOP_WAIT_S)
 
 
 def _recv_exact(sock: socket.socket, size: int) -> bytes:
@@ -245,19 +306,21 @@ def server_pid() -> int | None:
         return proc.pid if isinstance(proc, subprocess.Popen) and proc.poll() is None else None
 
 
-def _request(fds: Sequence[int]) -> None:
-    """Send one fork request; a server that is gone is started again once."""
+def _request(fds: Sequence[int]) -> subprocess.Popen[bytes]:
+    """Send one fork request; a server that is gone is started again once; returns it."""
     with _LOCK:
-        for attempt in range(2):
-            _, control = _server()
+        proc, control = _server()
+        try:
+            socket.send_fds(control, [_REQUEST], list(fds))
+        except OSError:
+            _stop_locked()
+            proc, control = _server()
             try:
                 socket.send_fds(control, [_REQUEST], list(fds))
             except OSError:
                 _stop_locked()
-                if attempt:
-                    raise
-            else:
-                return
+                raise
+        return proc
 
 
 def _started(pid_bytes: bytes) -> int:
@@ -308,7 +371,7 @@ def start(
     forked: Forked | None = None
     try:
         try:
-            _request(theirs)
+            server = _request(theirs)
         finally:
             spec_theirs.close()
             status_theirs.close()
@@ -326,6 +389,7 @@ def start(
             stdin=None,
             stdout=out_r,
             stderr=err_r,
+            server=server,
         )
         _set_up(_recv_exact(spec_ours, 4))
     except BaseException as error:
