@@ -519,3 +519,64 @@ def test_a_gateway_that_stops_the_fork_server_cannot_hang_its_call(
     assert wait_until(lambda: process_gone(server))  # not trusted again
     repo.write("gateway.py", PROBE)
     assert _probe(make_route(repo))["ppid"] not in {server, os.getpid()}
+
+
+ENDS = """
+import os, sys, tempfile
+from boring_dispatch.gateway import ArgvInterface
+KEPT = []
+
+class Closer:
+    def __init__(self, path):
+        self.path = path
+    def __del__(self):
+        with open(self.path, "w") as handle:
+            handle.write("finalized")
+
+class Echo(ArgvInterface):
+    def run(self, argv):
+        kind, place = argv[0], argv[1]
+        if kind == "buffered":
+            handle = open(os.path.join(place, "out.txt"), "w")
+            handle.write("written but never closed")
+            KEPT.append(handle)
+        elif kind == "temporary":
+            handle = tempfile.NamedTemporaryFile(dir=place, prefix="secret-", delete=True)
+            handle.write(b"a secret the gateway meant to be removed")
+            KEPT.append(handle)
+        elif kind == "finalizer":
+            KEPT.append(Closer(os.path.join(place, "out.txt")))
+        if argv[2:] == ["exit"]:
+            sys.exit(3)
+        return 0
+"""
+
+
+def _left_behind(place: Path) -> dict[str, str]:
+    found = {path.name: path.read_text(errors="replace") for path in place.iterdir()}
+    return {
+        ("secret-*" if name.startswith("secret-") else name): text for name, text in found.items()
+    }
+
+
+@pytest.mark.parametrize("kind", ["buffered", "temporary", "finalizer"])
+@pytest.mark.parametrize("ending", [(), ("exit",)])
+def test_a_forked_gateway_ends_as_a_spawned_one_does(
+    forking: None, repo: Repo, tmp_path: Path, kind: str, ending: tuple[str, ...]
+) -> None:
+    """The interpreter's own exit: buffers flushed, temporary files removed, finalizers run."""
+    repo.write("gateway.py", ENDS)
+    seen = {}
+    for mode in ("forked", "spawned"):
+        place = tmp_path / mode
+        place.mkdir()
+        route = make_route(repo, (kind, str(place), *ending))
+        if mode == "spawned":
+            _fork.disable()
+        try:
+            result = run_captured(route, stdin=None, limits=LIMITS, trace_id=None)
+        finally:
+            _fork.enable()
+        seen[mode] = (result.exit_code, _left_behind(place))
+    assert seen["forked"] == seen["spawned"]
+    assert "secret-*" not in seen["forked"][1]

@@ -50,7 +50,6 @@ REAPED: Final = b"r"
 #: spec, status, stdin, stdout, stderr, broker.
 _FDS_PER_CALL: Final = 6
 _PR_SET_DUMPABLE: Final = 4
-_SERVER_PID: Final = [0]
 
 
 class _Call:
@@ -254,7 +253,6 @@ def main(argv: list[str]) -> int:
         print("error: the fork server must run isolated (python -I)", file=sys.stderr)  # noqa: T201
         return 2
     control_fd = int(argv[0][len(CONTROL_FD_OPTION) :])
-    _SERVER_PID[0] = os.getpid()
     from boring_dispatch.process.child import _forked  # the runner and everything it needs
 
     _forked.preload()
@@ -266,9 +264,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    _code = main(sys.argv[1:])
-    if os.getpid() != _SERVER_PID[0]:
-        from boring_dispatch.process.child._forked import exit_now
-
-        exit_now(_code)
-    raise SystemExit(_code)
+    # The server and a forked child alike end through the interpreter's own exit, as a
+    # spawned runner does: a gateway's buffers are flushed, its temporary files removed
+    # and its finalizers run (``os._exit`` would skip all of that).
+    raise SystemExit(main(sys.argv[1:]))
