@@ -29,10 +29,8 @@ for the CLI (one call per process: nothing to amortise).
 from __future__ import annotations
 
 import errno
-import math
+import functools
 import os
-import select
-import signal
 import socket
 import subprocess
 import sys
@@ -42,6 +40,7 @@ from contextlib import suppress
 from typing import Final
 
 from boring_dispatch.process._command import RUNNER_MODULE
+from boring_dispatch.process._forked_popen import Forked, recv_exact
 from boring_dispatch.process.env import child_environment
 from boring_dispatch.process.wire import write_message
 
@@ -61,144 +60,10 @@ FORKSERVER_MODULE: Final = "boring_dispatch.process.child.forkserver"
 #: How long the server and the forked child may take to start a call.
 START_TIMEOUT_S: Final = 10.0
 _REQUEST: Final = b"F"
-_REAP: Final = b"R"
-_REAPED: Final = b"r"
 _STOP_WAIT_S: Final = 5.0
 
 _LOCK: Final = threading.Lock()
 _STATE: dict[str, object] = {"enabled": False}
-
-
-class Forked(subprocess.Popen[bytes]):
-    """A gateway forked by the server: ``Popen``'s interface over the server's status socket."""
-
-    def __init__(  # noqa: PLR0913 - the fields a launcher reads
-        self,
-        args: Sequence[str],
-        pid: int,
-        *,
-        status: socket.socket,
-        stdin: int | None,
-        stdout: int,
-        stderr: int,
-        server: subprocess.Popen[bytes] | None = None,
-    ) -> None:
-        # Popen.__init__ is not called: nothing is spawned here.
-        self.args = list(args)
-        self.pid = pid
-        self.returncode: int | None = None
-        self._child_created = False  # Popen.__del__ must not try to reap a non-child
-        self._sigint_wait_secs = 0.25
-        self.text_mode = False
-        self.universal_newlines = False
-        self.encoding = None
-        self.errors = None
-        self.stdin = None if stdin is None else os.fdopen(stdin, "wb")
-        self.stdout = os.fdopen(stdout, "rb")
-        self.stderr = os.fdopen(stderr, "rb")
-        self._status = status
-        self._status_lock = threading.Lock()
-        self._server = server
-        #: The leader itself (opened while the server keeps it unreaped): its exit is
-        #: seen here even when the server does not report it.
-        self._pidfd = _pidfd(pid)
-        #: The server did not report the exit of our leader in time: not trusted again.
-        self._wedged = False
-
-    def _read_status(self, timeout: float | None) -> int | None:
-        with self._status_lock:
-            if self.returncode is not None:
-                return self.returncode
-            if not _readable([self._status.fileno(), self._pidfd], timeout):
-                return None
-            # The server answered, or the leader has exited: the server answers at once
-            # (bounded: a server that was stopped or is stuck must not hang the call).
-            if not _readable([self._status.fileno()], START_TIMEOUT_S):
-                self._wedged = True
-                self.returncode = -int(signal.SIGKILL)  # unknown: never read as a success
-                return self.returncode
-            try:
-                data = _recv_exact(self._status, 4)
-            except OSError:
-                data = b""
-            if len(data) != 4:
-                # No status: the server died (its children get their parent-death signal).
-                self.returncode = -int(signal.SIGKILL)
-                return self.returncode
-            # Reaped, as Popen.wait reaps: the pid may be reused only from now on.
-            self._status.settimeout(START_TIMEOUT_S)
-            try:
-                self._status.sendall(_REAP)
-                self._wedged = _recv_exact(self._status, 1) != _REAPED
-            except OSError:
-                self._wedged = True
-            self.returncode = int.from_bytes(data, "big", signed=True)
-            return self.returncode
-
-    def _internal_poll(self, *_args: object, **_kwargs: object) -> int | None:
-        return self._read_status(0)
-
-    def _wait(self, timeout: float | None) -> int:
-        code = self._read_status(None if timeout is None else max(0.0, timeout))
-        if code is None:
-            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
-        return code
-
-    def send_signal(self, sig: int) -> None:
-        if self.returncode is None:
-            with suppress(ProcessLookupError, PermissionError):
-                if self._pidfd is not None:
-                    signal.pidfd_send_signal(self._pidfd, sig)
-                else:
-                    os.kill(self.pid, sig)
-
-    def _close(self) -> None:
-        with suppress(OSError):
-            self._status.close()
-        pidfd, self._pidfd = self._pidfd, None
-        if pidfd is not None:
-            with suppress(OSError):
-                os.close(pidfd)
-
-    def release(self) -> None:
-        """Let the server reap the leader (it kills the group first if it still runs).
-
-        A server that did not answer for this call is killed now that the
-        launcher is done with the leader's pid (the server kept it unreaped until
-        then), and the next launch starts a new one.
-        """
-        self._close()
-        if self._wedged and self._server is not None:
-            _distrust(self._server)
-            self._server = None
-
-    def discard(self) -> None:
-        """Release the child (the server kills its group) and close our pipe ends."""
-        self.release()
-        for pipe in (self.stdin, self.stdout, self.stderr):
-            if pipe is not None:
-                with suppress(OSError):
-                    pipe.close()
-
-    def __del__(self) -> None:
-        self._close()  # never the lock of the server state (a collection may run under it)
-
-
-def _pidfd(pid: int) -> int | None:
-    try:
-        return os.pidfd_open(pid)
-    except (AttributeError, OSError):  # not Linux >= 5.3: the server's report alone
-        return None
-
-
-def _readable(fds: Sequence[int | None], timeout: float | None) -> bool:
-    """Whether one of ``fds`` is readable within ``timeout`` (``None``: no bound)."""
-    poller = select.poll()
-    for fd in fds:
-        if fd is not None:
-            poller.register(fd, select.POLLIN)
-    wait_ms = None if timeout is None else max(0, math.ceil(timeout * 1000))
-    return bool(poller.poll(wait_ms))
 
 
 def _distrust(proc: subprocess.Popen[bytes]) -> None:
@@ -211,16 +76,6 @@ def _distrust(proc: subprocess.Popen[bytes]) -> None:
         else:
             with suppress(subprocess.TimeoutExpired):
                 proc.wait(_STOP_WAIT_S)
-
-
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
 
 
 def enable() -> None:
@@ -380,7 +235,7 @@ def start(
         spec_ours.settimeout(START_TIMEOUT_S)
         status_ours.settimeout(START_TIMEOUT_S)
         write_message(spec_ours, {"argv": argv, "env": dict(env), "cwd": os.fspath(cwd)})
-        pid_bytes = _recv_exact(status_ours, 4)
+        pid_bytes = recv_exact(status_ours, 4)
         status_ours.settimeout(None)
         forked = Forked(
             argv,
@@ -389,9 +244,10 @@ def start(
             stdin=None,
             stdout=out_r,
             stderr=err_r,
-            server=server,
+            answer_s=START_TIMEOUT_S,
+            distrust=functools.partial(_distrust, server),
         )
-        _set_up(_recv_exact(spec_ours, 4))
+        _set_up(recv_exact(spec_ours, 4))
     except BaseException as error:
         if forked is None:
             status_ours.close()
