@@ -487,11 +487,14 @@ class Echo(ArgvInterface):
             raise RuntimeError("and fail")
         if argv == ["exit"]:
             os._exit(5)
+        if argv == ["sleep"]:  # past its timeout: the launcher ends the group
+            import time
+            time.sleep(60)
         return int(argv[0]) if argv else 0
 """
 
 
-@pytest.mark.parametrize("command", [(), ("3",), ("raise",), ("exit",)])
+@pytest.mark.parametrize("command", [(), ("3",), ("raise",), ("exit",), ("sleep",)])
 def test_a_gateway_that_stops_the_fork_server_cannot_hang_its_call(
     forking: None, repo: Repo, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
 ) -> None:
@@ -504,7 +507,7 @@ def test_a_gateway_that_stops_the_fork_server_cannot_hang_its_call(
     monkeypatch.setattr(_fork, "START_TIMEOUT_S", 0.5)
     repo.write("gateway.py", STOPS_ITS_SERVER)
     route = make_route(repo, command)
-    results, thread = _in_thread(route, ExecLimits(timeout_s=5.0), None)
+    results, thread = _in_thread(route, ExecLimits(timeout_s=2.0), None)
     assert wait_until(lambda: _fork.server_pid() is not None)
     server = _fork.server_pid()
     assert server is not None
