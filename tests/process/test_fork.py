@@ -474,3 +474,112 @@ def test_the_locale_of_a_forked_gateway_is_set_as_the_interpreter_sets_it(
     finally:
         _fork.enable()
     assert forked == spawned
+
+
+STOPS_ITS_SERVER = """
+import os, signal, sys
+from boring_dispatch.gateway import ArgvInterface
+class Echo(ArgvInterface):
+    def run(self, argv):
+        os.kill(os.getppid(), signal.SIGSTOP)  # the fork server, which reports our exit
+        print("stopped it", flush=True)
+        if argv == ["raise"]:
+            raise RuntimeError("and fail")
+        if argv == ["exit"]:
+            os._exit(5)
+        if argv == ["sleep"]:  # past its timeout: the launcher ends the group
+            import time
+            time.sleep(60)
+        return int(argv[0]) if argv else 0
+"""
+
+
+@pytest.mark.parametrize("command", [(), ("3",), ("raise",), ("exit",), ("sleep",)])
+def test_a_gateway_that_stops_the_fork_server_cannot_hang_its_call(
+    forking: None, repo: Repo, monkeypatch: pytest.MonkeyPatch, command: tuple[str, ...]
+) -> None:
+    """The exit of a forked leader is reported by the server: a stopped server never reports.
+
+    The call must still end within its bounds (the server's answer is awaited a
+    bounded time once the leader has exited), never read as a success, and the
+    server that did not answer is not trusted again.
+    """
+    monkeypatch.setattr(_fork, "START_TIMEOUT_S", 0.5)
+    repo.write("gateway.py", STOPS_ITS_SERVER)
+    route = make_route(repo, command)
+    results, thread = _in_thread(route, ExecLimits(timeout_s=2.0), None)
+    assert wait_until(lambda: _fork.server_pid() is not None)
+    server = _fork.server_pid()
+    assert server is not None
+    try:
+        thread.join(20.0)
+        assert results, "the call hung on a stopped fork server"
+    finally:
+        with suppress(ProcessLookupError):
+            os.kill(server, signal.SIGCONT)
+    assert results[0].exit_code == -signal.SIGKILL  # unknown: never an ok
+    assert results[0].stdout == "stopped it\n"
+    assert wait_until(lambda: process_gone(server))  # not trusted again
+    repo.write("gateway.py", PROBE)
+    assert _probe(make_route(repo))["ppid"] not in {server, os.getpid()}
+
+
+ENDS = """
+import os, sys, tempfile
+from boring_dispatch.gateway import ArgvInterface
+KEPT = []
+
+class Closer:
+    def __init__(self, path):
+        self.path = path
+    def __del__(self):
+        with open(self.path, "w") as handle:
+            handle.write("finalized")
+
+class Echo(ArgvInterface):
+    def run(self, argv):
+        kind, place = argv[0], argv[1]
+        if kind == "buffered":
+            handle = open(os.path.join(place, "out.txt"), "w")
+            handle.write("written but never closed")
+            KEPT.append(handle)
+        elif kind == "temporary":
+            handle = tempfile.NamedTemporaryFile(dir=place, prefix="secret-", delete=True)
+            handle.write(b"a secret the gateway meant to be removed")
+            KEPT.append(handle)
+        elif kind == "finalizer":
+            KEPT.append(Closer(os.path.join(place, "out.txt")))
+        if argv[2:] == ["exit"]:
+            sys.exit(3)
+        return 0
+"""
+
+
+def _left_behind(place: Path) -> dict[str, str]:
+    found = {path.name: path.read_text(errors="replace") for path in place.iterdir()}
+    return {
+        ("secret-*" if name.startswith("secret-") else name): text for name, text in found.items()
+    }
+
+
+@pytest.mark.parametrize("kind", ["buffered", "temporary", "finalizer"])
+@pytest.mark.parametrize("ending", [(), ("exit",)])
+def test_a_forked_gateway_ends_as_a_spawned_one_does(
+    forking: None, repo: Repo, tmp_path: Path, kind: str, ending: tuple[str, ...]
+) -> None:
+    """The interpreter's own exit: buffers flushed, temporary files removed, finalizers run."""
+    repo.write("gateway.py", ENDS)
+    seen = {}
+    for mode in ("forked", "spawned"):
+        place = tmp_path / mode
+        place.mkdir()
+        route = make_route(repo, (kind, str(place), *ending))
+        if mode == "spawned":
+            _fork.disable()
+        try:
+            result = run_captured(route, stdin=None, limits=LIMITS, trace_id=None)
+        finally:
+            _fork.enable()
+        seen[mode] = (result.exit_code, _left_behind(place))
+    assert seen["forked"] == seen["spawned"]
+    assert "secret-*" not in seen["forked"][1]

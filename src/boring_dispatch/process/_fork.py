@@ -29,9 +29,8 @@ for the CLI (one call per process: nothing to amortise).
 from __future__ import annotations
 
 import errno
+import functools
 import os
-import select
-import signal
 import socket
 import subprocess
 import sys
@@ -41,6 +40,7 @@ from contextlib import suppress
 from typing import Final
 
 from boring_dispatch.process._command import RUNNER_MODULE
+from boring_dispatch.process._forked_popen import Forked, recv_exact
 from boring_dispatch.process.env import child_environment
 from boring_dispatch.process.wire import write_message
 
@@ -60,106 +60,22 @@ FORKSERVER_MODULE: Final = "boring_dispatch.process.child.forkserver"
 #: How long the server and the forked child may take to start a call.
 START_TIMEOUT_S: Final = 10.0
 _REQUEST: Final = b"F"
-_REAP: Final = b"R"
 _STOP_WAIT_S: Final = 5.0
 
 _LOCK: Final = threading.Lock()
 _STATE: dict[str, object] = {"enabled": False}
 
 
-class Forked(subprocess.Popen[bytes]):
-    """A gateway forked by the server: ``Popen``'s interface over the server's status socket."""
-
-    def __init__(  # noqa: PLR0913 - the fields a launcher reads
-        self,
-        args: Sequence[str],
-        pid: int,
-        *,
-        status: socket.socket,
-        stdin: int | None,
-        stdout: int,
-        stderr: int,
-    ) -> None:
-        # Popen.__init__ is not called: nothing is spawned here.
-        self.args = list(args)
-        self.pid = pid
-        self.returncode: int | None = None
-        self._child_created = False  # Popen.__del__ must not try to reap a non-child
-        self._sigint_wait_secs = 0.25
-        self.text_mode = False
-        self.universal_newlines = False
-        self.encoding = None
-        self.errors = None
-        self.stdin = None if stdin is None else os.fdopen(stdin, "wb")
-        self.stdout = os.fdopen(stdout, "rb")
-        self.stderr = os.fdopen(stderr, "rb")
-        self._status = status
-        self._status_lock = threading.Lock()
-
-    def _read_status(self, timeout: float | None) -> int | None:
-        with self._status_lock:
-            if self.returncode is not None:
-                return self.returncode
-            ready, _, _ = select.select([self._status], [], [], timeout)
-            if not ready:
-                return None
-            try:
-                data = _recv_exact(self._status, 4)
-            except OSError:
-                data = b""
-            if len(data) != 4:
-                # No status: the server died (its children get their parent-death signal).
-                self.returncode = -int(signal.SIGKILL)
-                return self.returncode
-            # Reaped, as Popen.wait reaps: the pid may be reused only from now on.
-            self._status.settimeout(START_TIMEOUT_S)
-            try:
-                self._status.sendall(_REAP)
-                _recv_exact(self._status, 1)
-            except OSError:
-                pass
-            self.returncode = int.from_bytes(data, "big", signed=True)
-            return self.returncode
-
-    def _internal_poll(self, *_args: object, **_kwargs: object) -> int | None:
-        return self._read_status(0)
-
-    def _wait(self, timeout: float | None) -> int:
-        code = self._read_status(None if timeout is None else max(0.0, timeout))
-        if code is None:
-            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
-        return code
-
-    def send_signal(self, sig: int) -> None:
-        if self.returncode is None:
-            with suppress(ProcessLookupError, PermissionError):
-                os.kill(self.pid, sig)
-
-    def release(self) -> None:
-        """Let the server reap the leader (it kills the group first if it still runs)."""
-        with suppress(OSError):
-            self._status.close()
-
-    def discard(self) -> None:
-        """Release the child (the server kills its group) and close our pipe ends."""
-        self.release()
-        for pipe in (self.stdin, self.stdout, self.stderr):
-            if pipe is not None:
-                with suppress(OSError):
-                    pipe.close()
-
-    def __del__(self) -> None:
-        self.release()
-
-
-def _recv_exact(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
+def _distrust(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a server that did not answer; forget it if it is still the current one."""
+    with suppress(OSError):
+        proc.kill()
+    with _LOCK:
+        if _STATE.get("proc") is proc:
+            _stop_locked()
+        else:
+            with suppress(subprocess.TimeoutExpired):
+                proc.wait(_STOP_WAIT_S)
 
 
 def enable() -> None:
@@ -245,19 +161,21 @@ def server_pid() -> int | None:
         return proc.pid if isinstance(proc, subprocess.Popen) and proc.poll() is None else None
 
 
-def _request(fds: Sequence[int]) -> None:
-    """Send one fork request; a server that is gone is started again once."""
+def _request(fds: Sequence[int]) -> subprocess.Popen[bytes]:
+    """Send one fork request; a server that is gone is started again once; returns it."""
     with _LOCK:
-        for attempt in range(2):
-            _, control = _server()
+        proc, control = _server()
+        try:
+            socket.send_fds(control, [_REQUEST], list(fds))
+        except OSError:
+            _stop_locked()
+            proc, control = _server()
             try:
                 socket.send_fds(control, [_REQUEST], list(fds))
             except OSError:
                 _stop_locked()
-                if attempt:
-                    raise
-            else:
-                return
+                raise
+        return proc
 
 
 def _started(pid_bytes: bytes) -> int:
@@ -308,7 +226,7 @@ def start(
     forked: Forked | None = None
     try:
         try:
-            _request(theirs)
+            server = _request(theirs)
         finally:
             spec_theirs.close()
             status_theirs.close()
@@ -317,7 +235,7 @@ def start(
         spec_ours.settimeout(START_TIMEOUT_S)
         status_ours.settimeout(START_TIMEOUT_S)
         write_message(spec_ours, {"argv": argv, "env": dict(env), "cwd": os.fspath(cwd)})
-        pid_bytes = _recv_exact(status_ours, 4)
+        pid_bytes = recv_exact(status_ours, 4)
         status_ours.settimeout(None)
         forked = Forked(
             argv,
@@ -326,8 +244,10 @@ def start(
             stdin=None,
             stdout=out_r,
             stderr=err_r,
+            answer_s=START_TIMEOUT_S,
+            distrust=functools.partial(_distrust, server),
         )
-        _set_up(_recv_exact(spec_ours, 4))
+        _set_up(recv_exact(spec_ours, 4))
     except BaseException as error:
         if forked is None:
             status_ours.close()

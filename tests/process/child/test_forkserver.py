@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -270,3 +271,98 @@ def test_signals_are_not_changed_by_the_server() -> None:
         capture_output=True, check=True, env=child_environment(),
     )  # fmt: skip
     assert fresh.stdout == loaded.stdout
+
+
+def _serves(server: Server, tmp: Path) -> None:
+    """The server is alive and still forks: a new call runs the runner to its end."""
+    assert server.proc.poll() is None, server.proc.stderr.read() if server.proc.stderr else ""
+    spec, status, out, _pid = server.call(_hello_spec(tmp))
+    assert _exact(spec, 4) == b"\0\0\0\0"
+    assert _status(status) == 2
+    os.close(out)
+    spec.close()
+    status.close()
+
+
+def _readable(sock: socket.socket) -> None:
+    ready, _, _ = select.select([sock], [], [], 15.0)
+    assert ready
+
+
+@pytest.mark.parametrize("unread", ["pid", "status", "reaped"])
+def test_a_status_socket_closed_with_an_answer_unread_leaves_the_server_serving(
+    server: Server, tmp_path: Path, unread: str
+) -> None:
+    """Closing a unix stream socket with data unread resets its peer (``ECONNRESET``).
+
+    The launcher does that whenever it gives up on a call before reading
+    everything (a set-up failure, a timeout, an exception): the server must
+    treat it as the release it is, not die (and take every running call with it).
+    """
+    spec_ours, spec_theirs = socket.socketpair()
+    status_ours, status_theirs = socket.socketpair()
+    out_r, out_w = os.pipe()
+    broker_ours, broker_theirs = socket.socketpair()
+    fds = [spec_theirs.fileno(), status_theirs.fileno(), out_r, out_w, out_w]
+    socket.send_fds(server.control, [REQUEST], [*fds, broker_theirs.fileno()])
+    for sock in (spec_theirs, status_theirs, broker_theirs, broker_ours):
+        sock.close()
+    os.close(out_w)
+    status_ours.settimeout(15.0)
+    if unread == "pid":
+        _readable(status_ours)  # the pid is there; the child waits for its spec
+    else:
+        _exact(status_ours, 4)
+        spec_ours.sendall(_hello_spec(tmp_path))
+        if unread == "status":
+            _readable(status_ours)
+        else:
+            assert _exact(status_ours, 4) == (2).to_bytes(4, "big")
+            status_ours.sendall(REAP)
+            _readable(status_ours)
+    status_ours.close()
+    spec_ours.close()
+    os.close(out_r)
+    _serves(server, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "swap", [(1, "pipe"), (1, "dgram"), (0, "pipe"), (5, "pipe"), (1, "file"), (0, "file")]
+)
+def test_a_request_with_a_descriptor_of_the_wrong_kind_never_stops_the_server(
+    server: Server, tmp_path: Path, swap: tuple[int, str]
+) -> None:
+    position, kind = swap
+    spec_ours, spec_theirs = socket.socketpair()
+    status_ours, status_theirs = socket.socketpair()
+    out_r, out_w = os.pipe()
+    broker_ours, broker_theirs = socket.socketpair()
+    fds = [
+        spec_theirs.fileno(),
+        status_theirs.fileno(),
+        out_r,
+        out_w,
+        out_w,
+        broker_theirs.fileno(),
+    ]
+    pipe_r, pipe_w = os.pipe()
+    dgram = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    wrong = {"pipe": pipe_r, "dgram": dgram.fileno(), "file": os.open(tmp_path, os.O_RDONLY)}
+    fds[position] = wrong[kind]
+    socket.send_fds(server.control, [REQUEST], fds)
+    for sock in (spec_theirs, status_theirs, broker_theirs, broker_ours, dgram):
+        sock.close()
+    for fd in (out_w, pipe_w, pipe_r, wrong["file"]):
+        os.close(fd)
+    status_ours.settimeout(15.0)
+    if position != 1:  # a child was forked; it fails its set-up or the runner refuses
+        pid = _exact(status_ours, 4)
+        if position == 0:
+            assert pid
+        status_ours.close()
+    else:  # refused: the status socket we kept sees its end
+        assert _exact(status_ours, 4) == b""
+        status_ours.close()
+    spec_ours.close()
+    os.close(out_r)
+    _serves(server, tmp_path)

@@ -44,7 +44,6 @@ __all__ = [
     "BROKER_FD",
     "MAX_SPEC_BYTES",
     "close_others",
-    "exit_now",
     "preload",
     "run_call",
 ]
@@ -222,24 +221,3 @@ def run_call(fds: list[int], *, server_pid: int) -> int:
         return 127
     sys.argv = [runner.__file__ or "runner", *argv]
     return runner.main(argv, parent_pid=server_pid)
-
-
-def exit_now(code: int) -> None:
-    """End the forked child as the interpreter's own exit would, minus the module teardown.
-
-    Non-daemon threads are joined and ``atexit`` functions run (as at a normal
-    exit), the standard streams are flushed, then ``os._exit``: the teardown of
-    the server's modules would only cost time.
-    """
-    threading = sys.modules.get("threading")
-    if threading is not None:
-        threading._shutdown()  # noqa: SLF001 - as Py_Finalize
-    import atexit
-
-    atexit._run_exitfuncs()  # noqa: SLF001 - as Py_Finalize
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            code = code or 120  # as Py_Finalize when flushing stdout fails
-    os._exit(code)

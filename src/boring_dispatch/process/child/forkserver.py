@@ -30,6 +30,7 @@ server dies gets its parent-death signal (the runner's deadline).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
 import signal
@@ -49,7 +50,6 @@ REAPED: Final = b"r"
 #: spec, status, stdin, stdout, stderr, broker.
 _FDS_PER_CALL: Final = 6
 _PR_SET_DUMPABLE: Final = 4
-_SERVER_PID: Final = [0]
 
 
 class _Call:
@@ -101,7 +101,11 @@ class _Server:
 
     def fork(self, fds: list[int]) -> _Call | None:
         """Fork one child; in the child, return its call; in the server, ``None``."""
-        status = socket.socket(fileno=fds[1])
+        try:
+            status = _stream_socket(fds[1])
+        except OSError:  # malformed: refused; the dispatcher sees its spec socket end
+            _close_all(fds)
+            return None
         server_pid = os.getpid()
         try:
             pid = os.fork()
@@ -194,11 +198,24 @@ class _Server:
                 self.child_exited(self.by_pidfd[fd])
             elif fd in self.by_status:
                 call = self.by_status[fd]
-                if call.status.recv(1) == REAP:
+                try:
+                    word = call.status.recv(1)
+                except OSError:  # ECONNRESET: closed with an answer of ours unread
+                    word = b""
+                if word == REAP:
                     self.reap(call)
                 else:
                     self.released(call)
         return None
+
+
+def _stream_socket(fd: int) -> socket.socket:
+    """The status socket of a request: a unix stream socket, or ``OSError``."""
+    sock = socket.socket(fileno=fd)
+    if sock.family != socket.AF_UNIX or sock.type != socket.SOCK_STREAM:
+        sock.detach()
+        raise OSError(errno.EPROTOTYPE, "the status descriptor is not a unix stream socket")
+    return sock
 
 
 def _kill_group(pid: int) -> None:
@@ -236,7 +253,6 @@ def main(argv: list[str]) -> int:
         print("error: the fork server must run isolated (python -I)", file=sys.stderr)  # noqa: T201
         return 2
     control_fd = int(argv[0][len(CONTROL_FD_OPTION) :])
-    _SERVER_PID[0] = os.getpid()
     from boring_dispatch.process.child import _forked  # the runner and everything it needs
 
     _forked.preload()
@@ -248,9 +264,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    _code = main(sys.argv[1:])
-    if os.getpid() != _SERVER_PID[0]:
-        from boring_dispatch.process.child._forked import exit_now
-
-        exit_now(_code)
-    raise SystemExit(_code)
+    # The server and a forked child alike end through the interpreter's own exit, as a
+    # spawned runner does: a gateway's buffers are flushed, its temporary files removed
+    # and its finalizers run (``os._exit`` would skip all of that).
+    raise SystemExit(main(sys.argv[1:]))
