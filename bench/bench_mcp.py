@@ -10,7 +10,7 @@ event loop:
   of route R1 (PERFORMANCE.md target: <= 2 ms median per call);
 - ``dispatcher mcp --config <hello repository>``: a live hello-world call, per call,
   its gateway forked from the clean fork server; beside it the same server with
-  the fork server switched off (every gateway spawned: the path before it).
+  the fork server switched off (``--spawn-gateways``: every gateway spawned, the path before it).
 
 Samples are interleaved (floor, ours, floor, ours ...) and every result is checked.
 """
@@ -54,18 +54,6 @@ def echo(text: str) -> str:
 server.run()
 """
 
-#: ``dispatcher`` with the fork server switched off: every gateway spawned (the old path).
-SPAWN_SERVER = """\
-import sys
-
-from boring_dispatch.surfaces.mcp import server
-
-server.enable_fork_server = lambda: None
-from boring_dispatch._entry import main
-
-raise SystemExit(main())
-"""
-
 Call = Callable[[], Awaitable[object]]
 
 
@@ -92,18 +80,15 @@ def _checked(client: Client, tool: str, arguments: dict[str, object], stdout: st
 
 
 async def _run(
-    corpus: Path, hello: Path, scripts: tuple[Path, Path], logs: Path, errlog: TextIO
+    corpus: Path, hello: Path, floor_script: Path, logs: Path, errlog: TextIO
 ) -> list[list[Stats]]:
-    floor_script, spawn_script = scripts
     env = {"ASSISTANT_LOGS": str(logs)}  # spans of traced calls stay in the scratch directory
     dispatcher = str(console_script("dispatcher"))
     floor = StdioServerParameters(command=str(interpreter()), args=["-I", str(floor_script)])
     ours = StdioServerParameters(command=dispatcher, args=["mcp", "--config", str(corpus)], env=env)
     live = StdioServerParameters(command=dispatcher, args=["mcp", "--config", str(hello)], env=env)
     spawning = StdioServerParameters(
-        command=str(interpreter()),
-        args=["-I", str(spawn_script), "mcp", "--config", str(hello)],
-        env=env,
+        command=dispatcher, args=["mcp", "--spawn-gateways", "--config", str(hello)], env=env
     )
     level = Repository.open(corpus).resolve(R1).security_level
     dry_run: dict[str, object] = {
@@ -150,12 +135,9 @@ def main(corpus: Path) -> dict[str, float]:
         base = Path(scratch)
         floor_script = base / "floor_server.py"
         floor_script.write_text(FLOOR_SERVER, encoding="utf-8")
-        spawn_script = base / "spawn_server.py"
-        spawn_script.write_text(SPAWN_SERVER, encoding="utf-8")
         hello = write_hello_repository(base / "repo")
         with Path(os.devnull).open("w", encoding="utf-8") as errlog:
-            scripts = (floor_script, spawn_script)
-            warm, lived = anyio.run(_run, corpus, hello, scripts, base / "logs", errlog)
+            warm, lived = anyio.run(_run, corpus, hello, floor_script, base / "logs", errlog)
     report("MCP over stdio, warm, per call (floor: the SDK's own server, trivial tool)", warm, "ms")
     floor_ms, dry_ms = (s.median * 1e3 for s in warm)
     print(verdict("dry-run round trip median", dry_ms, 2.0, " ms"))

@@ -91,6 +91,12 @@ def _parser(command: str) -> argparse.ArgumentParser:
             help="run every gateway as this user (repository tables; needs root)",
         )
         parser.add_argument(
+            "--spawn-gateways",
+            action="store_true",
+            help="repository: start a fresh interpreter per gateway instead of forking it "
+            "from the clean fork server (slower; new memory layout for every call)",
+        )
+        parser.add_argument(
             "--ledger",
             metavar="URL|PATH",
             help="repository: the setup ledger (postgresql://... or a SQLite file; "
@@ -254,6 +260,7 @@ def _mcp(options: argparse.Namespace) -> int:
         registry=options.registry,
         timeout_s=options.timeout,
         run_as=options.run_as,
+        spawn=options.spawn_gateways,
         callers=options.callers,
         deployed=_deployed(options),
         context=options.context,

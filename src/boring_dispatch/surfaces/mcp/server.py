@@ -65,6 +65,7 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     registry: str | None,
     timeout_s: float | None = None,
     run_as: str | None = None,
+    spawn: bool = False,
     callers: Sequence[str] | None = None,
     deployed: tuple[str, str] | None = None,
     context: str | None = None,
@@ -76,8 +77,10 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     ``registry`` (``pkg.module:NAME``) names the table. Both are opened before
     the session starts, so a bad one fails with a CLI error instead of an
     MCP session that cannot work. ``timeout_s`` (each gateway run's wall-clock
-    limit) and ``run_as`` (``USER[:GROUP]`` every gateway runs as) apply to a
-    repository only. ``callers`` (repository only) binds the server to the
+    limit), ``run_as`` (``USER[:GROUP]`` every gateway runs as) and ``spawn``
+    (a fresh interpreter per gateway instead of a fork of the clean fork
+    server; ``run_as`` always spawns) apply to a repository only. ``callers``
+    (repository only) binds the server to the
     top-level skills it may act for; without it, any discoverable top-level
     skill a model names is accepted. ``deployed`` (``(surface, database URL)``,
     registry only) serves the surface's deployed rows of the table instead.
@@ -98,45 +101,24 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
             came with a repository.
         RegistryInvalid: the registry or context spec cannot be loaded.
     """
-    from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls, bound_callers
-
     backend: RepositoryCalls | TableCalls
     if deployed is not None and registry is None:
         raise RuntimeMisconfigured("--database and --surface apply to a table (--registry) only")
     if context is not None and registry is None:
         raise RuntimeMisconfigured("--context supplies a Python table (--registry) only")
     if config is not None and registry is None:
-        from boring_dispatch.process._admission import limits_problem
-        from boring_dispatch.process.run_as import with_run_as
-        from boring_dispatch.records import ExecLimits
-        from boring_dispatch.repository.repository import Repository
-
-        limits = ExecLimits() if timeout_s is None else ExecLimits(timeout_s=timeout_s)
-        limits = with_run_as(limits, run_as)
-        problem = limits_problem(limits)
-        if problem is not None:
-            raise RuntimeMisconfigured(f"execution limits are out of range: {problem}")
-        repository = Repository.open(config, ledger=ledger)
-        bound = None if callers is None else bound_callers(repository, callers)
-        backend = RepositoryCalls(repository, limits, callers=bound)
-        # A long-lived server: gateways are forked from a clean fork server (process/_fork.py).
-        enable_fork_server()
+        backend = _repository_calls(
+            config, timeout_s=timeout_s, run_as=run_as, callers=callers, ledger=ledger
+        )
+        if not spawn:
+            # A long-lived server: gateways are forked from a clean fork server (process/_fork.py).
+            enable_fork_server()
     elif callers is not None:
         raise RuntimeMisconfigured("--caller binds a repository server (--config) only")
+    elif spawn:
+        raise RuntimeMisconfigured("--spawn-gateways applies to a repository (--config) only")
     elif registry is not None and config is None:
-        from boring_dispatch.registry.spec import load_context, load_registry
-
-        if run_as is not None:
-            # A Python table runs its tools in this process: there is no child to switch.
-            raise RuntimeMisconfigured("--run-as applies to a repository (--config) only")
-
-        table = load_registry(registry)
-        if deployed is not None:
-            from boring_dispatch.registry.deployed import load_deployed
-
-            table = load_deployed(table, surface=deployed[0], database=deployed[1])
-        supplier = None if context is None else load_context(context)
-        backend = TableCalls(table, context=supplier)
+        backend = _table_calls(registry, run_as=run_as, deployed=deployed, context=context)
     else:
         raise RuntimeMisconfigured("dispatcher mcp needs exactly one of --config or --registry")
     _end_gateways_on_signals()
@@ -149,6 +131,50 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     finally:
         end_descendant_groups()
     return 0
+
+
+def _repository_calls(
+    config: str,
+    *,
+    timeout_s: float | None,
+    run_as: str | None,
+    callers: Sequence[str] | None,
+    ledger: str | None,
+) -> RepositoryCalls:
+    """The repository backend: limits checked, repository opened, ``--caller`` values bound."""
+    from boring_dispatch.process._admission import limits_problem
+    from boring_dispatch.process.run_as import with_run_as
+    from boring_dispatch.records import ExecLimits
+    from boring_dispatch.repository.repository import Repository
+    from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, bound_callers
+
+    limits = ExecLimits() if timeout_s is None else ExecLimits(timeout_s=timeout_s)
+    limits = with_run_as(limits, run_as)
+    problem = limits_problem(limits)
+    if problem is not None:
+        raise RuntimeMisconfigured(f"execution limits are out of range: {problem}")
+    repository = Repository.open(config, ledger=ledger)
+    bound = None if callers is None else bound_callers(repository, callers)
+    return RepositoryCalls(repository, limits, callers=bound)
+
+
+def _table_calls(
+    registry: str, *, run_as: str | None, deployed: tuple[str, str] | None, context: str | None
+) -> TableCalls:
+    """The Python table backend: the table (or its deployed rows) and its context supplier."""
+    from boring_dispatch.registry.spec import load_context, load_registry
+    from boring_dispatch.surfaces.mcp._calls import TableCalls
+
+    if run_as is not None:
+        # A Python table runs its tools in this process: there is no child to switch.
+        raise RuntimeMisconfigured("--run-as applies to a repository (--config) only")
+    table = load_registry(registry)
+    if deployed is not None:
+        from boring_dispatch.registry.deployed import load_deployed
+
+        table = load_deployed(table, surface=deployed[0], database=deployed[1])
+    supplier = None if context is None else load_context(context)
+    return TableCalls(table, context=supplier)
 
 
 def _end_gateways_on_signals() -> None:
