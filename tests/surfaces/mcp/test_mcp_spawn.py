@@ -1,4 +1,4 @@
-"""``dispatcher mcp --spawn-gateways``: every gateway a fresh interpreter, as before the fork server.
+"""``--spawn-gateways``: each gateway a fresh interpreter, as before the fork server.
 
 By default the MCP server forks gateways from its clean fork server (whose
 command line a forked gateway still shows); with ``--spawn-gateways`` each
