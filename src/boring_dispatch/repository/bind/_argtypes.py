@@ -21,12 +21,11 @@ Messages name the argument, never the value.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 from boring_dispatch.repository._regex import (
@@ -35,6 +34,9 @@ from boring_dispatch.repository._regex import (
     compile_pattern,
 )
 from boring_dispatch.repository._shapes import BindingRefused, is_int, one_of
+
+if TYPE_CHECKING:
+    import datetime as dt  # imported where dates are checked: most requests have none
 
 __all__ = ["SECRET_SENSITIVITIES", "check_type", "check_value", "is_secret", "text_of"]
 
@@ -292,6 +294,8 @@ def _check_date_formats(spec: Mapping[str, object], kind: str, where: str) -> No
 
 
 def _date_accepts(spec: Mapping[str, object], value: str, where: str) -> None:
+    import datetime as dt
+
     formats = spec.get("date_formats")
     rule = spec.get("timezone", "optional") if spec["kind"] == "datetime" else "optional"
     for fmt in formats if isinstance(formats, list) else []:
@@ -311,6 +315,8 @@ def _usable_format(fmt: str) -> bool:
     """``iso-8601`` or a ``strptime`` format that compiles (``%Y %Y`` does not)."""
     if fmt == "iso-8601":
         return True
+    import datetime as dt
+
     try:
         dt.datetime.strptime("", fmt)  # noqa: DTZ007  only the format is being checked
     except re.error:
@@ -323,6 +329,8 @@ def _usable_format(fmt: str) -> bool:
 def _parse_date(fmt: str, value: str, *, datetime: bool) -> dt.date | None:
     if len(value) > 64:
         return None
+    import datetime as dt
+
     try:
         if fmt == "iso-8601":
             return dt.datetime.fromisoformat(value) if datetime else dt.date.fromisoformat(value)
