@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Final
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["PatternRefused", "lint"]
 

@@ -9,7 +9,6 @@ ones, never "close enough".
 from __future__ import annotations
 
 import re
-from typing import Final
 
 from boring_dispatch._quote import shown
 from boring_dispatch.errors import (
@@ -17,6 +16,10 @@ from boring_dispatch.errors import (
     InvalidInterfaceId,
     InvalidModuleId,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "INTERFACE_MARK",

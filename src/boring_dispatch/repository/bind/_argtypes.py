@@ -25,7 +25,6 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
 
 from boring_dispatch.repository._regex import (
@@ -35,8 +34,10 @@ from boring_dispatch.repository._regex import (
 )
 from boring_dispatch.repository._shapes import BindingRefused, is_int, one_of
 
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
     import datetime as dt  # imported where dates are checked: most requests have none
+    from typing import Final
 
 __all__ = ["SECRET_SENSITIVITIES", "check_type", "check_value", "is_secret", "text_of"]
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final
 
 from boring_dispatch._value import value
 from boring_dispatch.repository._regex import (
@@ -40,6 +39,10 @@ from boring_dispatch.repository._shapes import (
     shown_flag,
     string_list,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["match_patterns"]
 

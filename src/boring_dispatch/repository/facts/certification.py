@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Final
 
 from boring_dispatch.records import ModuleRecord, RouteWarning
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["certification_warnings"]
 

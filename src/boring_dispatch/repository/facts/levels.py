@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final
 
 from boring_dispatch._value import value
 from boring_dispatch.errors import SecurityLevelUnavailable
@@ -72,6 +71,10 @@ from boring_dispatch.repository.facts._path_scope import (
     regex_items,
     stays_under,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["EXTERNAL_MEDIA", "FILESYSTEM_MEDIA", "PROCESS_MEDIA", "derive_level"]
 

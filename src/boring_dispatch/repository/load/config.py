@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Final
 
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.records import RepositoryConfig
@@ -28,6 +27,10 @@ from boring_dispatch.repository.load.files import (
     read_regular,
     relative_parts,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["CONFIG_NAME", "load_config"]
 
