@@ -43,7 +43,8 @@ _QUANTIFIER: Final = re.compile(r"\{([0-9]*)(,?)([0-9]*)\}", re.ASCII)
 _VERBOSE: Final = re.compile(r"\(\?[a-zA-Z-]*x")
 _DIGITS: Final = frozenset("123456789")
 _META: Final = frozenset(".^$*+?{}[]\\|()")
-_GROUP_PREFIX: Final = re.compile(
+# Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
+_GROUP_PREFIX: Final = (
     r"\(\?(?:[:>]|[=!]|<[=!]|P<[A-Za-z_][A-Za-z0-9_]*>|[aiLmsux]*(?:-[imsx]+)?[:)]|#[^)]*\))"
 )
 _LOOKAROUND: Final = ("(?=", "(?!", "(?<=", "(?<!")
@@ -139,7 +140,7 @@ def _open_group(text: str, i: int, stack: list[_Group]) -> int:
     if not text.startswith("(?", i):
         stack.append(_Group())
         return i + 1
-    prefix = _GROUP_PREFIX.match(text, i)
+    prefix = re.compile(_GROUP_PREFIX).match(text, i)
     if prefix is None:
         raise PatternRefused("pattern uses an unsupported group construct")
     if not prefix.group().endswith(")"):

@@ -42,7 +42,8 @@ _RESERVED: Final = frozenset({"interface", "source"})
 # ASCII only: `re.ASCII` keeps \d and friends from admitting other scripts' digits.
 _ORDINARY: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 # At most 9 digits: int() of a huge digit string is slow or raises (the 4300-digit limit).
-_PIN: Final = re.compile(r"[0-9]{1,9}", re.ASCII)
+# Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
+_PIN: Final = r"[0-9]{1,9}"
 _MAX_ID_LENGTH: Final = 512
 
 
@@ -162,6 +163,6 @@ def parse_pin(text: str) -> tuple[str, int | None]:
     target parser rejects it (``…@0``, ``…@x``, ``…@``).
     """
     head, sep, tail = text.rpartition("@")
-    if sep and _PIN.fullmatch(tail) and int(tail) >= 1:
+    if sep and re.fullmatch(_PIN, tail, re.ASCII) and int(tail) >= 1:
         return head, int(tail)
     return text, None

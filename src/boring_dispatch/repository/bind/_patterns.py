@@ -61,7 +61,8 @@ _PATTERN_KEYS: Final = frozenset(
         "notes",
     }
 )
-_INDEX: Final = re.compile(r"[0-9]+", re.ASCII)
+# Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
+_INDEX: Final = r"[0-9]+"
 
 
 @value
@@ -169,7 +170,7 @@ def _positional_patterns(raw: object, where: str) -> tuple[tuple[int, BoundedPat
     for key, text in raw.items():
         if is_int(key) and key >= 0:
             index = key
-        elif isinstance(key, str) and _INDEX.fullmatch(key) and len(key) <= 9:
+        elif isinstance(key, str) and re.fullmatch(_INDEX, key, re.ASCII) and len(key) <= 9:
             index = int(key)
         else:
             raise BindingRefused(

@@ -99,8 +99,9 @@ FILESYSTEM_MEDIA: Final = frozenset(
 PROCESS_MEDIA: Final = frozenset({"stdin", "stdout", "stderr", "prompt"})
 _MEDIA: Final = EXTERNAL_MEDIA | FILESYSTEM_MEDIA | PROCESS_MEDIA
 _PATH_MATCHES: Final = frozenset({"exact", "glob", "regex"})
-_SUBTREE: Final = re.compile(r"\^((?:\\[^A-Za-z0-9]|[^.^$*+?{}\[\]\\|()])+)/\.\*\$", re.DOTALL)
-_UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
+# Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
+_SUBTREE: Final = r"\^((?:\\[^A-Za-z0-9]|[^.^$*+?{}\[\]\\|()])+)/\.\*\$"
+_UNESCAPE: Final = r"\\(.)"
 
 
 @value
@@ -209,9 +210,9 @@ def _owned(terminal: ModuleRecord) -> _Owned:
         except PatternRefused:
             raise _unavailable(terminal.module_id, "an owns_filesystem regex is refused") from None
         texts.add(path)
-        subtree = _SUBTREE.fullmatch(path)
+        subtree = re.fullmatch(_SUBTREE, path, re.DOTALL)
         if subtree is not None:
-            subtrees.append(_UNESCAPE.sub(r"\1", subtree.group(1)) + "/")
+            subtrees.append(re.sub(_UNESCAPE, r"\1", subtree.group(1), flags=re.DOTALL) + "/")
     return _Owned(frozenset(exact), tuple(regexes), frozenset(texts), tuple(subtrees))
 
 
