@@ -287,3 +287,20 @@ def test_a_warm_mcp_dry_run_imports_nothing_per_call() -> None:
         env=plain_environment(),
     )
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.skipif(not CONFIG.is_file(), reason="famulus corpus not found")
+@pytest.mark.parametrize(("caller", "target"), _DRY_RUNS)
+def test_a_dry_run_imports_neither_tomllib_nor_typing(caller: str, target: tuple[str, ...]) -> None:
+    # officina.toml is inside the small TOML reader's subset, so tomllib's import is not
+    # paid; our modules import typing for type checkers only, so typing is not either.
+    code = (
+        "import io, contextlib\n"
+        "from boring_dispatch.surfaces.cli.main import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    rc = main(['--config', {str(CONFIG)!r}, '--caller-skill', {caller!r}, '--dry-run',"
+        f" *{list(target)!r}])\n"
+        "assert rc == 0, rc\n"
+    )
+    unwanted = {"tomllib", "typing", "_typing"}
+    assert sorted(m for m in _modules_after(code) if m.split(".")[0] in unwanted) == []

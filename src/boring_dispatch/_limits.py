@@ -11,7 +11,10 @@ its answer into its own error. Importing this module costs nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "MAX_ARGV_BYTES",

@@ -14,7 +14,10 @@ message that quotes a requested value goes through :func:`shown`:
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
+
 
 __all__ = ["shown"]
 

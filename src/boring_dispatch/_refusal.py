@@ -6,7 +6,10 @@ Kept apart so that the exception tree stays one readable page; only
 
 from __future__ import annotations
 
-from typing import ClassVar, Self
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import ClassVar, Self
+
 
 __all__ = ["SetupFacts"]
 

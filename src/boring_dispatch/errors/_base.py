@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Final
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import ClassVar, Final
+
 
 __all__ = [
     "DispatchError",

@@ -5,9 +5,11 @@ The tree and the codes are drawn in :mod:`boring_dispatch.errors`.
 
 from __future__ import annotations
 
-from typing import Final
-
 from boring_dispatch.errors._base import DispatchError
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "Denied",

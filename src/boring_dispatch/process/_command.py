@@ -7,7 +7,10 @@ without loading what the parent uses to build the command
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
+
 
 __all__ = ["FORKED_BROKER_FD", "LIMIT_KEYS", "OPTIONS", "RUNNER_MODULE", "SEPARATOR"]
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Final
 
 from boring_dispatch.repository._regex_ranges import Ranges, complement, merge
 from boring_dispatch.repository._regex_re2 import (
@@ -40,6 +39,10 @@ from boring_dispatch.repository._regex_re2 import (
     sre,
     tuple_of,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["Measure", "measure"]
 

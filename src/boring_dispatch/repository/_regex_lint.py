@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Final
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["PatternRefused", "lint"]
 
@@ -40,7 +43,8 @@ _QUANTIFIER: Final = re.compile(r"\{([0-9]*)(,?)([0-9]*)\}", re.ASCII)
 _VERBOSE: Final = re.compile(r"\(\?[a-zA-Z-]*x")
 _DIGITS: Final = frozenset("123456789")
 _META: Final = frozenset(".^$*+?{}[]\\|()")
-_GROUP_PREFIX: Final = re.compile(
+# Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
+_GROUP_PREFIX: Final = (
     r"\(\?(?:[:>]|[=!]|<[=!]|P<[A-Za-z_][A-Za-z0-9_]*>|[aiLmsux]*(?:-[imsx]+)?[:)]|#[^)]*\))"
 )
 _LOOKAROUND: Final = ("(?=", "(?!", "(?<=", "(?<!")
@@ -136,7 +140,7 @@ def _open_group(text: str, i: int, stack: list[_Group]) -> int:
     if not text.startswith("(?", i):
         stack.append(_Group())
         return i + 1
-    prefix = _GROUP_PREFIX.match(text, i)
+    prefix = re.compile(_GROUP_PREFIX).match(text, i)
     if prefix is None:
         raise PatternRefused("pattern uses an unsupported group construct")
     if not prefix.group().endswith(")"):

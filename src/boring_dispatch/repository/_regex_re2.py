@@ -39,7 +39,6 @@ from functools import lru_cache
 # ``re``'s own parser and opcodes (CPython 3.11+): the tree ``re.compile`` runs. No stubs.
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
-from typing import Final
 
 from boring_dispatch.repository._regex_lint import PatternRefused
 from boring_dispatch.repository._regex_ranges import (
@@ -51,6 +50,10 @@ from boring_dispatch.repository._regex_ranges import (
     complement,
     merge,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "Ranges",

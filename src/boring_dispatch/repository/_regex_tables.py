@@ -14,7 +14,10 @@ with this version's entry removed.
 
 from __future__ import annotations
 
-from typing import Final
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
+
 
 TABLES: Final[dict[str, dict[str, str]]] = {
     "14.0.0": {

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from typing import Final, Literal, Protocol
 
 from boring_dispatch._value import value
 from boring_dispatch.errors import (
@@ -38,6 +37,12 @@ from boring_dispatch.errors import (
 from boring_dispatch.records import AdmittedPolicy, ModuleRecord
 from boring_dispatch.repository import ids
 
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final, Literal, Protocol
+else:
+    Protocol = object  # the protocols here only type-check: at run time, a plain base
+
 __all__ = [
     "AncestryLoader",
     "Authorization",
@@ -47,9 +52,10 @@ __all__ = [
     "authorize",
 ]
 
-#: What a policy guards: a namespace route, a per-interface restriction at a
-#: route, or the terminal export.
-FilterKind = Literal["namespace-route", "namespace-interface", "terminal-export"]
+if TYPE_CHECKING:
+    #: What a policy guards: a namespace route, a per-interface restriction at a
+    #: route, or the terminal export.
+    FilterKind = Literal["namespace-route", "namespace-interface", "terminal-export"]
 
 _ROUTE: Final = "namespace-route"
 _INTERFACE: Final = "namespace-interface"
@@ -61,7 +67,6 @@ class AncestryLoader(Protocol):
 
     def load_ancestry(self, module_id: str) -> tuple[ModuleRecord, ...]:
         """Load ``module_id`` and its ancestors, outermost first, or raise a loading error."""
-        ...
 
 
 @value

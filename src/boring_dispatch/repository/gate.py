@@ -9,10 +9,15 @@ knows only this protocol, and ``Repository`` builds the default gate lazily.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final, Protocol
 
 from boring_dispatch._value import value
 from boring_dispatch.records import ModuleRecord
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final, Protocol
+else:
+    Protocol = object  # the protocols here only type-check: at run time, a plain base
 
 __all__ = ["MANAGER_MODULE", "GateCall", "SetupGate"]
 
@@ -50,4 +55,3 @@ class SetupGate(Protocol):
 
     def check(self, call: GateCall) -> None:
         """Return to let the call bind and launch; raise a ``RouteError`` to refuse it."""
-        ...

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Final
 
 from boring_dispatch._quote import shown
 from boring_dispatch.errors import (
@@ -18,6 +17,10 @@ from boring_dispatch.errors import (
     InvalidInterfaceId,
     InvalidModuleId,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "INTERFACE_MARK",
@@ -40,7 +43,8 @@ _RESERVED: Final = frozenset({"interface", "source"})
 # ASCII only: `re.ASCII` keeps \d and friends from admitting other scripts' digits.
 _ORDINARY: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 # At most 9 digits: int() of a huge digit string is slow or raises (the 4300-digit limit).
-_PIN: Final = re.compile(r"[0-9]{1,9}", re.ASCII)
+# Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
+_PIN: Final = r"[0-9]{1,9}"
 _MAX_ID_LENGTH: Final = 512
 #: How many distinct valid module IDs :func:`parse_module_id` remembers (a pure
 #: function of the text: the same segments whatever the repository holds).
@@ -171,6 +175,6 @@ def parse_pin(text: str) -> tuple[str, int | None]:
     target parser rejects it (``…@0``, ``…@x``, ``…@``).
     """
     head, sep, tail = text.rpartition("@")
-    if sep and _PIN.fullmatch(tail) and int(tail) >= 1:
+    if sep and re.fullmatch(_PIN, tail, re.ASCII) and int(tail) >= 1:
         return head, int(tail)
     return text, None

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypeVar, final
 
 from boring_dispatch.errors import RuntimeMisconfigured, SetupRefusal
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
@@ -20,13 +19,21 @@ from boring_dispatch.repository.pipeline import resolve_route
 #: The nested-call ceiling of a route whose level is unavailable: read-only interfaces only.
 _LOWEST_LEVEL: Final = 0
 
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
+    from typing import Final, TypeVar, final
+
     from boring_dispatch.process.launch import NestedCall
 
+    _R = TypeVar("_R")
+else:
+
+    def final(cls: type) -> type:
+        """Only type checkers read ``typing.final``: at run time, nothing."""
+        return cls
+
+
 __all__ = ["Repository", "dry_run_payload"]
-
-
-_R = TypeVar("_R")
 
 
 @final

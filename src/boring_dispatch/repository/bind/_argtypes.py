@@ -21,12 +21,10 @@ Messages name the argument, never the value.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from typing import Final
 from urllib.parse import urlsplit
 
 from boring_dispatch.repository._regex import (
@@ -35,6 +33,11 @@ from boring_dispatch.repository._regex import (
     compile_pattern,
 )
 from boring_dispatch.repository._shapes import BindingRefused, is_int, one_of
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    import datetime as dt  # imported where dates are checked: most requests have none
+    from typing import Final
 
 __all__ = ["SECRET_SENSITIVITIES", "check_type", "check_value", "is_secret", "text_of"]
 
@@ -45,12 +48,14 @@ _KINDS: Final = _STRING_KINDS | {"integer", "number", "boolean", "flag", "enum",
 _NAMED: Final = frozenset({"literal", "identifier", "json", "yaml", "email", "uri", "uuid"})
 _NESTED: Final = ("element_type", "content_type", "entry_type")
 _MAX_DEPTH: Final = 8
-_INTEGER: Final = re.compile(r"-?[0-9]{1,64}", re.ASCII)
-_NUMBER: Final = re.compile(r"-?[0-9]{1,64}(\.[0-9]{1,64})?([eE][-+]?[0-9]{1,4})?", re.ASCII)
-_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
-_EMAIL: Final = re.compile(r"[^@\s]+@[^@\s.]+(\.[^@\s.]+)+")
-_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*", re.ASCII)
-_UUID: Final = re.compile(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", re.ASCII)
+# The value formats, compiled (and cached by ``re``) when a value of that kind is first
+# checked, not at import: most requests check none of them, and compiling costs a start.
+_INTEGER: Final = r"-?[0-9]{1,64}"
+_NUMBER: Final = r"-?[0-9]{1,64}(\.[0-9]{1,64})?([eE][-+]?[0-9]{1,4})?"
+_IDENTIFIER: Final = r"[A-Za-z_][A-Za-z0-9_]*"
+_EMAIL: Final = r"[^@\s]+@[^@\s.]+(\.[^@\s.]+)+"
+_SCHEME: Final = r"[A-Za-z][A-Za-z0-9+.-]*"
+_UUID: Final = r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
 _TIMEZONES: Final = frozenset({"required", "forbidden", "optional"})
 
 
@@ -153,9 +158,13 @@ def _is_number(value: object) -> bool:
 
 def _parse_number(value: object, *, integer: bool, where: str) -> float:
     if isinstance(value, str):
-        if _INTEGER.fullmatch(value):
+        if re.fullmatch(_INTEGER, value, re.ASCII):
             return int(value)
-        if not integer and _NUMBER.fullmatch(value) and math.isfinite(parsed := float(value)):
+        if (
+            not integer
+            and re.fullmatch(_NUMBER, value, re.ASCII)
+            and math.isfinite(parsed := float(value))
+        ):
             return parsed
     elif is_int(value) or (not integer and isinstance(value, float) and math.isfinite(value)):
         return value
@@ -244,7 +253,7 @@ def _any(_: str) -> bool:
 
 def _is_uri(value: str) -> bool:
     scheme, colon, _ = value.partition(":")
-    return bool(colon) and _SCHEME.fullmatch(scheme) is not None and _splits(value)
+    return bool(colon) and re.fullmatch(_SCHEME, scheme, re.ASCII) is not None and _splits(value)
 
 
 def _splits(value: str) -> bool:
@@ -292,6 +301,8 @@ def _check_date_formats(spec: Mapping[str, object], kind: str, where: str) -> No
 
 
 def _date_accepts(spec: Mapping[str, object], value: str, where: str) -> None:
+    import datetime as dt
+
     formats = spec.get("date_formats")
     rule = spec.get("timezone", "optional") if spec["kind"] == "datetime" else "optional"
     for fmt in formats if isinstance(formats, list) else []:
@@ -311,6 +322,8 @@ def _usable_format(fmt: str) -> bool:
     """``iso-8601`` or a ``strptime`` format that compiles (``%Y %Y`` does not)."""
     if fmt == "iso-8601":
         return True
+    import datetime as dt
+
     try:
         dt.datetime.strptime("", fmt)  # noqa: DTZ007  only the format is being checked
     except re.error:
@@ -323,6 +336,8 @@ def _usable_format(fmt: str) -> bool:
 def _parse_date(fmt: str, value: str, *, datetime: bool) -> dt.date | None:
     if len(value) > 64:
         return None
+    import datetime as dt
+
     try:
         if fmt == "iso-8601":
             return dt.datetime.fromisoformat(value) if datetime else dt.date.fromisoformat(value)
@@ -332,10 +347,10 @@ def _parse_date(fmt: str, value: str, *, datetime: bool) -> dt.date | None:
 
 
 _NAMED_CHECKS: Final[Mapping[str, Callable[[str], bool]]] = {
-    "identifier": lambda value: _IDENTIFIER.fullmatch(value) is not None,
+    "identifier": lambda value: re.fullmatch(_IDENTIFIER, value, re.ASCII) is not None,
     "json": _is_json,
     "yaml": _is_yaml,
-    "email": lambda value: _EMAIL.fullmatch(value) is not None,
+    "email": lambda value: re.fullmatch(_EMAIL, value) is not None,
     "uri": _is_uri,
-    "uuid": lambda value: _UUID.fullmatch(value) is not None,
+    "uuid": lambda value: re.fullmatch(_UUID, value, re.ASCII) is not None,
 }

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final
 
 from boring_dispatch._value import value
 from boring_dispatch.repository._regex import (
@@ -41,6 +40,10 @@ from boring_dispatch.repository._shapes import (
     string_list,
 )
 
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
+
 __all__ = ["match_patterns"]
 
 _PATTERN_KEYS: Final = frozenset(
@@ -58,7 +61,8 @@ _PATTERN_KEYS: Final = frozenset(
         "notes",
     }
 )
-_INDEX: Final = re.compile(r"[0-9]+", re.ASCII)
+# Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
+_INDEX: Final = r"[0-9]+"
 
 
 @value
@@ -166,7 +170,7 @@ def _positional_patterns(raw: object, where: str) -> tuple[tuple[int, BoundedPat
     for key, text in raw.items():
         if is_int(key) and key >= 0:
             index = key
-        elif isinstance(key, str) and _INDEX.fullmatch(key) and len(key) <= 9:
+        elif isinstance(key, str) and re.fullmatch(_INDEX, key, re.ASCII) and len(key) <= 9:
             index = int(key)
         else:
             raise BindingRefused(

@@ -21,20 +21,20 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final
 
 from boring_dispatch._limits import MAX_ARGV_BYTES, MAX_ARGV_TOKENS, MAX_TOKEN_BYTES, argv_problem
 from boring_dispatch.errors import ResolutionFailed
 from boring_dispatch.records import CompiledBinding, ModuleRecord, PythonTarget, SourceRecord
 from boring_dispatch.repository import ids
-from boring_dispatch.repository._shapes import (
-    BindingRefused,
-    RefusalReason,
-    one_of,
-    string_list,
-)
+from boring_dispatch.repository._shapes import BindingRefused, one_of, string_list
 from boring_dispatch.repository.bind._argtypes import SECRET_SENSITIVITIES, is_secret
 from boring_dispatch.repository.bind._patterns import match_patterns
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
+
+    from boring_dispatch.repository._reasons import RefusalReason
 
 __all__ = [
     "MAX_ARGV_BYTES",

@@ -29,9 +29,12 @@ automaton cannot tell longer runs apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
 
 from boring_dispatch._value import value
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["Item", "glob_items", "literal_text", "regex_items", "stays_under"]
 

@@ -19,9 +19,12 @@ counts as an invalid declaration for every stream that ID is declared with.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
 
 from boring_dispatch.records import AUDIENCES
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["STREAMS", "output_audiences"]
 

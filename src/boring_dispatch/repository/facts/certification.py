@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Final
 
 from boring_dispatch.records import ModuleRecord, RouteWarning
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["certification_warnings"]
 
 _CURRENT: Final = "current"
 # A state becomes part of a warning code and of a CLI line, so only a plain word is kept.
-_STATE: Final = re.compile(r"[a-z0-9][a-z0-9-]{0,63}", re.ASCII)
+# Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
+_STATE: Final = r"[a-z0-9][a-z0-9-]{0,63}"
 
 
 def certification_warnings(
@@ -71,6 +75,6 @@ def _node_id(node: ModuleRecord | str) -> str:
 
 
 def _state(value: object) -> str:
-    if isinstance(value, str) and _STATE.fullmatch(value):
+    if isinstance(value, str) and re.fullmatch(_STATE, value, re.ASCII):
         return value
     return "malformed"

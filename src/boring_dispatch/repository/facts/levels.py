@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final
 
 from boring_dispatch._value import value
 from boring_dispatch.errors import SecurityLevelUnavailable
@@ -72,6 +71,10 @@ from boring_dispatch.repository.facts._path_scope import (
     regex_items,
     stays_under,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["EXTERNAL_MEDIA", "FILESYSTEM_MEDIA", "PROCESS_MEDIA", "derive_level"]
 
@@ -96,8 +99,9 @@ FILESYSTEM_MEDIA: Final = frozenset(
 PROCESS_MEDIA: Final = frozenset({"stdin", "stdout", "stderr", "prompt"})
 _MEDIA: Final = EXTERNAL_MEDIA | FILESYSTEM_MEDIA | PROCESS_MEDIA
 _PATH_MATCHES: Final = frozenset({"exact", "glob", "regex"})
-_SUBTREE: Final = re.compile(r"\^((?:\\[^A-Za-z0-9]|[^.^$*+?{}\[\]\\|()])+)/\.\*\$", re.DOTALL)
-_UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
+# Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
+_SUBTREE: Final = r"\^((?:\\[^A-Za-z0-9]|[^.^$*+?{}\[\]\\|()])+)/\.\*\$"
+_UNESCAPE: Final = r"\\(.)"
 
 
 @value
@@ -206,9 +210,9 @@ def _owned(terminal: ModuleRecord) -> _Owned:
         except PatternRefused:
             raise _unavailable(terminal.module_id, "an owns_filesystem regex is refused") from None
         texts.add(path)
-        subtree = _SUBTREE.fullmatch(path)
+        subtree = re.fullmatch(_SUBTREE, path, re.DOTALL)
         if subtree is not None:
-            subtrees.append(_UNESCAPE.sub(r"\1", subtree.group(1)) + "/")
+            subtrees.append(re.sub(_UNESCAPE, r"\1", subtree.group(1), flags=re.DOTALL) + "/")
     return _Owned(frozenset(exact), tuple(regexes), frozenset(texts), tuple(subtrees))
 
 

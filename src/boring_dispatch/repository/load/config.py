@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from pathlib import Path, PosixPath
-from typing import Final
 
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.records import RepositoryConfig
+from boring_dispatch.repository.load._toml_fast import parse_small_toml
 from boring_dispatch.repository.load.files import (
     MAX_CONFIG_BYTES,
     DirectoryTree,
@@ -29,6 +28,10 @@ from boring_dispatch.repository.load.files import (
     read_regular,
     relative_parts,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["CONFIG_NAME", "load_config"]
 
@@ -141,6 +144,11 @@ def _parse(config_path: Path, files: DirectoryTree | _FullWalk) -> dict[str, obj
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise _misconfigured(config_path, "is not valid UTF-8") from None
+    small = parse_small_toml(text)
+    if small is not None:
+        return small
+    import tomllib  # only for what the small reader declines: its import costs a start
+
     try:
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError, RecursionError):

@@ -27,7 +27,10 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Final, Literal, Self
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final, Literal, Self
 
 __all__ = [
     "MAX_BLUEPRINT_BYTES",
@@ -48,28 +51,29 @@ MAX_BLUEPRINT_BYTES: Final = 1 << 20
 #: Cap on ``officina.toml``; the real one is a few hundred bytes.
 MAX_CONFIG_BYTES: Final = 64 << 10
 
-#: Why a path was refused.
-#: ``missing``: a component does not exist (or its name is too long to exist);
-#: ``symlink``: a component is a symbolic link;
-#: ``not_directory``: a non-final component is not a directory;
-#: ``not_regular``: the final object is not a regular file (FIFO, socket,
-#: device, directory), or changed between ``lstat`` and ``open``;
-#: ``unsafe_mode``: the file is world-writable;
-#: ``too_large``: more bytes than the cap;
-#: ``io``: any other operating-system failure while opening (permissions...);
-#: ``unreadable``: reading the opened file failed;
-#: ``invalid_path``: the path text itself is not acceptable (relative, NUL...).
-Reason = Literal[
-    "missing",
-    "symlink",
-    "not_directory",
-    "not_regular",
-    "unsafe_mode",
-    "too_large",
-    "io",
-    "unreadable",
-    "invalid_path",
-]
+if TYPE_CHECKING:
+    #: Why a path was refused.
+    #: ``missing``: a component does not exist (or its name is too long to exist);
+    #: ``symlink``: a component is a symbolic link;
+    #: ``not_directory``: a non-final component is not a directory;
+    #: ``not_regular``: the final object is not a regular file (FIFO, socket,
+    #: device, directory), or changed between ``lstat`` and ``open``;
+    #: ``unsafe_mode``: the file is world-writable;
+    #: ``too_large``: more bytes than the cap;
+    #: ``io``: any other operating-system failure while opening (permissions...);
+    #: ``unreadable``: reading the opened file failed;
+    #: ``invalid_path``: the path text itself is not acceptable (relative, NUL...).
+    Reason = Literal[
+        "missing",
+        "symlink",
+        "not_directory",
+        "not_regular",
+        "unsafe_mode",
+        "too_large",
+        "io",
+        "unreadable",
+        "invalid_path",
+    ]
 
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY

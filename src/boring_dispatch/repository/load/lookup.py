@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, Protocol
 
 from boring_dispatch.errors import (
     BlueprintIdentityMismatch,
@@ -43,6 +42,12 @@ from boring_dispatch.repository.load.files import (
     stat_regular,
 )
 from boring_dispatch.repository.strict_yaml.load import load_yaml
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final, Protocol
+else:
+    Protocol = object  # the protocols here only type-check: at run time, a plain base
 
 __all__ = [
     "BLUEPRINT_NAME",
@@ -71,11 +76,9 @@ class BlueprintFiles(Protocol):
 
     def read(self, path: Path, cap: int) -> bytes:
         """The bytes of a regular file (see :func:`.files.read_regular`)."""
-        ...
 
     def stat(self, path: Path) -> os.stat_result:
         """Prove ``path`` is a regular file without reading it (see :func:`.files.stat_regular`)."""
-        ...
 
 
 class _NoFollowFiles:

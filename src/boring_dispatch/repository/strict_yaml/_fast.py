@@ -36,8 +36,6 @@ at column 0.
 
 from __future__ import annotations
 
-from typing import Final, TypeAlias
-
 from boring_dispatch.repository.strict_yaml._rules import ALL_WORDS, MAX_DEPTH, NUMERIC_STARTS
 from boring_dispatch.repository.strict_yaml._scalars import (
     MAX_KEY,
@@ -49,6 +47,10 @@ from boring_dispatch.repository.strict_yaml._scalars import (
     quoted,
     typed,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final, TypeAlias
 
 __all__ = ["parse_block_yaml"]
 

@@ -15,7 +15,10 @@ long to convert (Python's 4300-digit limit). Quoting the value fixes them.
 from __future__ import annotations
 
 import re
-from typing import Final
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["ALL_WORDS", "MAX_DEPTH", "NUMERIC_STARTS", "ScalarRefused", "plain_value"]
 

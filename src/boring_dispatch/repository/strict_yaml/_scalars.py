@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Final
 
 from boring_dispatch.repository.strict_yaml._rules import (
     ALL_WORDS,
@@ -25,6 +24,10 @@ from boring_dispatch.repository.strict_yaml._rules import (
     ScalarRefused,
     plain_value,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = [
     "MAX_KEY",

@@ -30,12 +30,14 @@ closed; the fast parser does not use PyYAML at all.
 
 from __future__ import annotations
 
-from typing import Final
-
 from boring_dispatch.errors import BlueprintMalformed
 from boring_dispatch.repository.load.files import MAX_BLUEPRINT_BYTES
 from boring_dispatch.repository.strict_yaml._fast import parse_block_yaml
 from boring_dispatch.repository.strict_yaml._rules import MAX_DEPTH
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import Final
 
 __all__ = ["MAX_DEPTH", "MAX_YAML_BYTES", "load_yaml"]
 

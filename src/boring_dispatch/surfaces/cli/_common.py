@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
 
 from boring_dispatch.errors import DispatchError, RouteError
+
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["positive_seconds", "report_error", "seconds_or_reason"]
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
 
 from boring_dispatch._value import value
 from boring_dispatch.errors import RouteError, RuntimeMisconfigured
@@ -29,8 +28,10 @@ from boring_dispatch.surfaces.cli._common import (
     seconds_or_reason,
 )
 
+TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
     import argparse
+    from typing import Final
 
 __all__ = ["main"]
 
