@@ -1,4 +1,4 @@
-"""Comparing loaded YAML data exactly (types, key order, float signs)."""
+"""Comparing loaded YAML or TOML data exactly (types, key order, float signs)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,13 @@ from boring_dispatch._limits import (
     token_problem,
 )
 from boring_dispatch.errors import ResolutionFailed
-from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, RUNNER_MODULE, SEPARATOR
+from boring_dispatch.process._command import (
+    CHILD_FLAGS,
+    LIMIT_KEYS,
+    OPTIONS,
+    RUNNER_MODULE,
+    SEPARATOR,
+)
 from boring_dispatch.records import ExecLimits, Route
 
 __all__ = ["MAX_ARGV_BYTES", "MAX_ARGV_TOKENS", "MAX_TOKEN_BYTES", "check_argv", "child_argv"]
@@ -89,10 +95,7 @@ def child_argv(
     )
     prefix = (
         sys.executable,
-        "-I",
-        "-B",
-        "-X",
-        "utf8",
+        *CHILD_FLAGS,
         "-m",
         RUNNER_MODULE,
         *(f"--{name}={value}" for name, value in zip(OPTIONS, options, strict=True)),

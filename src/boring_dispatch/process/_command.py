@@ -12,8 +12,17 @@ if TYPE_CHECKING:
     from typing import Final
 
 
-__all__ = ["FORKED_BROKER_FD", "LIMIT_KEYS", "OPTIONS", "RUNNER_MODULE", "SEPARATOR"]
+__all__ = [
+    "CHILD_FLAGS",
+    "FORKED_BROKER_FD",
+    "LIMIT_KEYS",
+    "OPTIONS",
+    "RUNNER_MODULE",
+    "SEPARATOR",
+]
 
+#: How every child interpreter starts: isolated, no bytecode written, UTF-8 mode.
+CHILD_FLAGS: Final = ("-I", "-B", "-X", "utf8")
 RUNNER_MODULE: Final = "boring_dispatch.process.child.runner"
 #: The runner's private options, in their fixed order.
 OPTIONS: Final = (

@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from typing import Final
 
-from boring_dispatch.process._command import RUNNER_MODULE
+from boring_dispatch.process._command import CHILD_FLAGS, RUNNER_MODULE
 from boring_dispatch.process._forked_popen import Forked, recv_exact
 from boring_dispatch.process.env import child_environment
 from boring_dispatch.process.wire import write_message
@@ -106,10 +106,7 @@ def _server() -> tuple[subprocess.Popen[bytes], socket.socket]:
         proc = subprocess.Popen(
             [
                 sys.executable,
-                "-I",
-                "-B",
-                "-X",
-                "utf8",
+                *CHILD_FLAGS,
                 "-m",
                 FORKSERVER_MODULE,
                 f"--control-fd={theirs.fileno()}",

@@ -18,22 +18,10 @@ from hypothesis import event, given
 from hypothesis import strategies as st
 
 from boring_dispatch.repository.load._toml_fast import parse_small_toml
+from kits.yamldata import same
 
 CORPUS_CONFIG: Final = Path(__file__).resolve().parents[2] / "corpus" / "famulus" / "officina.toml"
 REFUSED: Final = "refused"
-
-
-def same(left: object, right: object) -> bool:
-    """Equal with exact types and key order."""
-    if type(left) is not type(right):
-        return False
-    if isinstance(left, dict):
-        assert isinstance(right, dict)
-        return list(left) == list(right) and all(same(left[k], right[k]) for k in left)
-    if isinstance(left, list):
-        assert isinstance(right, list)
-        return len(left) == len(right) and all(map(same, left, right))
-    return left == right
 
 
 def agree(text: str) -> str:

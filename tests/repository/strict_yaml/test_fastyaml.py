@@ -9,7 +9,6 @@ tests make sure it does not rot into declining everything.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Final
 
@@ -24,27 +23,12 @@ from boring_dispatch.repository.strict_yaml._rules import MAX_DEPTH
 from boring_dispatch.repository.strict_yaml.load import _load_yaml_libyaml, load_yaml
 from kits.blueprints import corpus_dir
 from kits.strategies import dumped_yaml, written_yaml, yaml_line_edits
+from kits.yamldata import same
 
 CORPUS = corpus_dir()
 EXAMPLES: Final = Path(__file__).resolve().parents[3] / "examples" / "repository"
 REFUSED: Final = "refused"
 LARGE_SOURCE: Final = "skills/list-manager/_rtx/blueprints/rtx-yaml-store.yaml"
-
-
-def same(left: object, right: object) -> bool:
-    """Equal with exact types, key order and float signs (``True != 1``, ``1 != 1.0``)."""
-    if type(left) is not type(right):
-        return False
-    if isinstance(left, dict):
-        assert isinstance(right, dict)
-        return list(left) == list(right) and all(same(left[k], right[k]) for k in left)
-    if isinstance(left, list):
-        assert isinstance(right, list)
-        return len(left) == len(right) and all(map(same, left, right))
-    if isinstance(left, float):
-        assert isinstance(right, float)
-        return left == right and math.copysign(1, left) == math.copysign(1, right)
-    return left == right
 
 
 def libyaml(text: str) -> object:
