@@ -81,8 +81,8 @@ def test_resolving_every_corpus_route_lists_nothing_runs_nothing_and_writes_noth
     repository = Repository.open(corpus_config("famulus"))
     from test_corpus_routes import _argv, _callers
 
-    resolved = 0
-    with recording() as events:
+    def resolve_all() -> int:
+        resolved = 0
         for export_id, export in sorted(BINDABLE.items()):
             argv = _argv(export_id, export)
             for caller, host in _callers(export_id, export):
@@ -94,6 +94,13 @@ def test_resolving_every_corpus_route_lists_nothing_runs_nothing_and_writes_noth
                     continue
                 resolved += 1
                 break
+        return resolved
+
+    # Once unrecorded: modules the routing code imports on first use (RE2, PyYAML, datetime)
+    # are found by the import system, which lists directories; that is not routing.
+    resolve_all()
+    with recording() as events:
+        resolved = resolve_all()
     assert resolved == len(BINDABLE) - len(SECRET_IN_ARGV)
     forbidden = [name for name, _ in events if name in FORBIDDEN_EVENTS]
     assert forbidden == []
