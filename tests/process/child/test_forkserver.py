@@ -29,6 +29,17 @@ from kits.gateways import process_gone, wait_until
 EPROTO = 71
 
 
+def _measured(env: dict[str, str]) -> dict[str, str]:
+    """``env``, plus coverage's own variable when the suite runs under coverage.
+
+    The dispatcher starts its fork server with the allowlisted environment, which
+    drops it; the server these tests start by hand keeps it, so that the server and
+    the children it forks are measured. Nothing the server does reads it.
+    """
+    config = os.environ.get("COVERAGE_PROCESS_CONFIG")
+    return env if config is None else {**env, "COVERAGE_PROCESS_CONFIG": config}
+
+
 class Server:
     def __init__(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -36,7 +47,7 @@ class Server:
             [sys.executable, "-I", "-B", "-X", "utf8", "-m", FORKSERVER_MODULE,
              f"--control-fd={theirs.fileno()}"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            cwd="/", env=child_environment(), pass_fds=(theirs.fileno(),),
+            cwd="/", env=_measured(child_environment()), pass_fds=(theirs.fileno(),),
             start_new_session=True,
         )  # fmt: skip
         theirs.close()
