@@ -7,6 +7,8 @@ import dataclasses
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from boring_dispatch import records
 from boring_dispatch._value import replace, value
@@ -150,3 +152,35 @@ def test_every_value_class_of_the_pipeline_is_slotted_frozen_and_not_a_dataclass
     assert cls.__setattr__ is Point.__setattr__
     assert cls.__delattr__ is Point.__delattr__
     assert not dataclasses.is_dataclass(cls)
+
+
+def _old_init_error(args: tuple[object, ...], kwargs: dict[str, object]) -> str | None:
+    """The message the first ``@value`` ``__init__`` raised for ``Point(*args, **kwargs)``."""
+    names = ("x", "y", "tags")
+    if len(args) > len(names):
+        return "Point() takes 3 arguments"
+    values = dict(zip(names, args, strict=False))
+    for name, supplied in kwargs.items():
+        if name not in names:
+            return f"Point() got an unexpected argument {name!r}"
+        if name in values:
+            return f"Point() got multiple values for {name!r}"
+        values[name] = supplied
+    return "Point() missing argument 'x'" if "x" not in values else None
+
+
+@given(
+    st.lists(st.integers(), max_size=4).map(tuple),
+    st.dictionaries(st.sampled_from(["x", "y", "tags", "z", "_fields"]), st.integers()),
+)
+def test_a_wrong_call_raises_the_same_error_as_the_first_init(
+    args: tuple[object, ...], kwargs: dict[str, object]
+) -> None:
+    """Two mistakes in one call (a missing field and a stray keyword): the stray one is named."""
+    expected = _old_init_error(args, kwargs)
+    if expected is None:
+        assert Point(*args, **kwargs) == Point(*args, **kwargs)
+        return
+    with pytest.raises(TypeError) as raised:
+        Point(*args, **kwargs)
+    assert str(raised.value) == expected

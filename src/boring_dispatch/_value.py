@@ -56,12 +56,10 @@ class _Value:
             for name, default in zip(names[count:], self._defaults[count:], strict=True):
                 given = pop(name, default)
                 if given is _MISSING:
+                    _refuse_left_over(self, kwargs, names[count:])  # reported first, as a call does
                     raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
                 setter(self, name, given)
-        for name in kwargs:  # left over: named twice, or not a field
-            if name in names:
-                raise TypeError(f"{type(self).__name__}() got multiple values for {name!r}")
-            raise TypeError(f"{type(self).__name__}() got an unexpected argument {name!r}")
+        _refuse_left_over(self, kwargs, ())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, _Value) and other.__class__ is self.__class__:
@@ -83,6 +81,21 @@ class _Value:
 
     def __reduce__(self) -> tuple[type[_Value], tuple[object, ...]]:
         return (type(self), _astuple(self))
+
+
+def _refuse_left_over(
+    instance: _Value, kwargs: dict[str, object], pending: tuple[str, ...]
+) -> None:
+    """Raise for the first keyword that is not a field or names a field given already.
+
+    ``pending`` are the fields not yet set, whose keywords are still in ``kwargs``.
+    """
+    for name in kwargs:
+        if name in pending:
+            continue
+        if name in instance._fields:
+            raise TypeError(f"{type(instance).__name__}() got multiple values for {name!r}")
+        raise TypeError(f"{type(instance).__name__}() got an unexpected argument {name!r}")
 
 
 def _astuple(instance: _Value) -> tuple[object, ...]:
