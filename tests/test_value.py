@@ -179,8 +179,8 @@ def test_a_wrong_call_raises_the_same_error_as_the_first_init(
     """Two mistakes in one call (a missing field and a stray keyword): the stray one is named."""
     expected = _old_init_error(args, kwargs)
     if expected is None:
-        assert Point(*args, **kwargs) == Point(*args, **kwargs)
+        assert Point(*args, **kwargs) == Point(*args, **kwargs)  # type: ignore[arg-type]
         return
     with pytest.raises(TypeError) as raised:
-        Point(*args, **kwargs)
+        Point(*args, **kwargs)  # type: ignore[arg-type]
     assert str(raised.value) == expected
