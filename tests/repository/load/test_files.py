@@ -281,3 +281,36 @@ def test_no_descriptor_survives_refusals(hostile: Path) -> None:
                 for operation in _OPERATIONS:
                     _through(tree, operation, path)
     assert open_descriptors() == before
+
+
+def _spellings(base: Path) -> list[Path]:
+    """The hostile paths, then the same texts rooted at ``//`` and with odd names."""
+    paths = _paths(base)
+    odd = [base / "d" / "\udcff.yaml", base / "d" / "\udcc3\udca9", base / "d" / "f.yaml\x00x"]
+    return [*paths, *(Path("/" + str(path)) for path in paths), *odd]
+
+
+@pytest.mark.parametrize(
+    "spelling", ["repo", "//repo", "symlinked", "under-alias", "relative", "dotdot", "root"]
+)
+def test_every_spelling_of_the_base_answers_as_the_full_walk(hostile: Path, spelling: str) -> None:
+    """A base that is or sits below a symlink, relative, unclean, `//`-rooted: no shortcut."""
+    link = hostile.parent / "repo-link"
+    if not link.is_symlink():
+        link.symlink_to(hostile)
+    base = {
+        "repo": hostile,
+        "//repo": Path("/" + str(hostile)),
+        "symlinked": link,
+        "under-alias": hostile / "alias",
+        "relative": Path("repo"),
+        "dotdot": hostile / "d" / ".." / "d",
+        "root": Path("/"),
+    }[spelling]
+    paths = [*_spellings(hostile), *_spellings(link), *_spellings(hostile / "alias")]
+    before = open_descriptors()
+    with DirectoryTree(base) as tree:
+        for operation in _OPERATIONS:
+            for path in paths:
+                assert _through(tree, operation, path) == _full_walk(operation, path), path
+    assert open_descriptors() == before
