@@ -225,3 +225,18 @@ def test_outside_the_subset_the_reader_declines(text: str) -> None:
 @pytest.mark.skipif(not CORPUS_CONFIG.is_file(), reason="famulus corpus not found")
 def test_the_corpus_configuration_is_read_by_the_small_reader() -> None:
     assert agree(CORPUS_CONFIG.read_text(encoding="utf-8")) == "read"
+
+
+_TOKENS: Final = (
+    *("a", "t", "1", "-", "_", "true", "false", "0", "-0", "00", "-01", "+1", "1_0", "1.0", "1e2"),
+    *("123456789012345678", "-123456789012345678", "1234567890123456789", "inf", "nan"),
+    *(" ", "=", " = ", "[", "]", "[[", "]]", ",", "#", "# c", "\n", '"', "'", "'''", '"""'),
+    *('"#"', '"="', "'a'", '""', "\\", ".", "{", "}", ":", "1979-05-27", "T", "Z"),
+    *("a = 1\n", "[a]\n", "[t]\n", "a = [\n", "1,\n", "]\n", "a.b = 1\n", "[[a]]\n"),
+)
+
+
+@given(st.lists(st.sampled_from(_TOKENS), max_size=16).map("".join))
+def test_token_soup_never_makes_the_reader_disagree(text: str) -> None:
+    """Whole tokens (keys, headers, 18 and 19 digits, quotes, dates) in any order."""
+    agree(text)
