@@ -59,7 +59,8 @@ class _Value:
                     _refuse_left_over(self, kwargs, names[count:])  # reported first, as a call does
                     raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
                 setter(self, name, given)
-        _refuse_left_over(self, kwargs, ())
+        if kwargs:  # left over: named twice, or not a field
+            _refuse_left_over(self, kwargs, ())
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, _Value) and other.__class__ is self.__class__:
