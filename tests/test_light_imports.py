@@ -78,6 +78,7 @@ DRY_RUN_OURS = frozenset(
         "_limits",
         "_quote",
         "_refusal",
+        "_static",
         "_value",
         "errors",
         "process",

@@ -19,16 +19,13 @@ offer: ``dataclasses.fields``, ``dataclasses.replace`` and ``asdict``,
 
 from __future__ import annotations
 
+from boring_dispatch._static import dataclass_transform
+
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
-    from typing import Any, TypeVar, dataclass_transform
+    from typing import Any, TypeVar
 
     _T = TypeVar("_T")
-else:
-
-    def dataclass_transform(**_: object) -> object:
-        """Only type checkers read ``typing.dataclass_transform``: at run time, nothing."""
-        return lambda cls: cls
 
 
 __all__ = ["replace", "value"]

@@ -37,13 +37,12 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from boring_dispatch._static import Protocol
 from boring_dispatch.repository._regex_lint import PatternRefused, lint
 
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
-    from typing import Final, Literal, Protocol
-else:
-    Protocol = object  # the protocols here only type-check: at run time, a plain base
+    from typing import Final, Literal
 
 __all__ = [
     "MAX_LIVE",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 
+from boring_dispatch._static import Protocol
 from boring_dispatch._value import value
 from boring_dispatch.errors import (
     AccessInvalid,
@@ -39,9 +40,7 @@ from boring_dispatch.repository import ids
 
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
-    from typing import Final, Literal, Protocol
-else:
-    Protocol = object  # the protocols here only type-check: at run time, a plain base
+    from typing import Final, Literal
 
 __all__ = [
     "AncestryLoader",

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from boring_dispatch._static import Protocol
 from boring_dispatch._value import value
 from boring_dispatch.records import ModuleRecord
 
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
-    from typing import Final, Protocol
-else:
-    Protocol = object  # the protocols here only type-check: at run time, a plain base
+    from typing import Final
 
 __all__ = ["MANAGER_MODULE", "GateCall", "SetupGate"]
 

@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from boring_dispatch._static import final
 from boring_dispatch.errors import RuntimeMisconfigured, SetupRefusal
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
 from boring_dispatch.repository.gate import SetupGate
@@ -21,16 +22,11 @@ _LOWEST_LEVEL: Final = 0
 
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
-    from typing import Final, TypeVar, final
+    from typing import Final, TypeVar
 
     from boring_dispatch.process.launch import NestedCall
 
     _R = TypeVar("_R")
-else:
-
-    def final(cls: type) -> type:
-        """Only type checkers read ``typing.final``: at run time, nothing."""
-        return cls
 
 
 __all__ = ["Repository", "dry_run_payload"]

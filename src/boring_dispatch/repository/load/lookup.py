@@ -19,6 +19,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from boring_dispatch._static import Protocol
 from boring_dispatch.errors import (
     BlueprintIdentityMismatch,
     BlueprintMalformed,
@@ -45,9 +46,7 @@ from boring_dispatch.repository.strict_yaml.load import load_yaml
 
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
-    from typing import Final, Protocol
-else:
-    Protocol = object  # the protocols here only type-check: at run time, a plain base
+    from typing import Final
 
 __all__ = [
     "BLUEPRINT_NAME",
