@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boring_dispatch.process._fork import FORKSERVER_MODULE
+from boring_dispatch.process._forked_popen import recv_exact
 from boring_dispatch.process.child.forkserver import REAP, REAPED, REQUEST
 from boring_dispatch.process.env import child_environment
 from kits.gateways import process_gone, wait_until
@@ -70,7 +71,7 @@ class Server:
         spec_ours.shutdown(socket.SHUT_WR)
         status_ours.settimeout(15.0)
         spec_ours.settimeout(15.0)
-        pid = int.from_bytes(_exact(status_ours, 4), "big")
+        pid = int.from_bytes(recv_exact(status_ours, 4), "big")
         return spec_ours, status_ours, out_r, pid
 
     def stop(self) -> None:
@@ -80,20 +81,10 @@ class Server:
             self.proc.stderr.close()
 
 
-def _exact(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
-
-
 def _status(status: socket.socket) -> int:
-    code = int.from_bytes(_exact(status, 4), "big", signed=True)
+    code = int.from_bytes(recv_exact(status, 4), "big", signed=True)
     status.sendall(REAP)
-    assert _exact(status, 1) == REAPED
+    assert recv_exact(status, 1) == REAPED
     return code
 
 
@@ -133,10 +124,10 @@ def test_a_malformed_request_is_refused_and_the_server_keeps_serving(
         os.close(fd)
     status_ours.settimeout(15.0)
     if count:  # the status socket was among them: closed by the server, never a pid
-        assert _exact(status_ours, 4) == b""
+        assert recv_exact(status_ours, 4) == b""
     status_ours.close()
     spec, status, out, _pid = server.call(_hello_spec(tmp_path))
-    assert _exact(spec, 4) == b"\0\0\0\0"
+    assert recv_exact(spec, 4) == b"\0\0\0\0"
     assert _status(status) == 2  # the runner refused its options: it ran
     os.close(out)
     spec.close()
@@ -169,7 +160,7 @@ def test_a_malformed_request_is_refused_and_the_server_keeps_serving(
 )
 def test_a_malformed_spec_stops_the_child_before_the_runner(server: Server, payload: bytes) -> None:
     spec, status, out, _pid = server.call(payload)
-    assert int.from_bytes(_exact(spec, 4), "big") == EPROTO
+    assert int.from_bytes(recv_exact(spec, 4), "big") == EPROTO
     assert _status(status) == 127
     assert os.read(out, 100) == b""  # nothing of the runner ran
     os.close(out)
@@ -182,7 +173,7 @@ def test_a_missing_working_directory_is_reported_as_its_errno(
 ) -> None:
     payload = _framed({"argv": [], "env": {}, "cwd": str(tmp_path / "missing")})
     spec, status, out, _pid = server.call(payload)
-    assert int.from_bytes(_exact(spec, 4), "big") == 2  # ENOENT
+    assert int.from_bytes(recv_exact(spec, 4), "big") == 2  # ENOENT
     assert _status(status) == 127
     for closing in (spec, status):
         closing.close()
@@ -190,24 +181,7 @@ def test_a_missing_working_directory_is_reported_as_its_errno(
 
 
 def test_closing_the_status_socket_of_a_running_child_kills_it(server: Server) -> None:
-    spec_ours, spec_theirs = socket.socketpair()
-    status_ours, status_theirs = socket.socketpair()
-    out_r, out_w = os.pipe()
-    broker_ours, broker_theirs = socket.socketpair()
-    fds = [
-        spec_theirs.fileno(),
-        status_theirs.fileno(),
-        out_r,
-        out_w,
-        out_w,
-        broker_theirs.fileno(),
-    ]
-    socket.send_fds(server.control, [REQUEST], fds)
-    for sock in (spec_theirs, status_theirs, broker_theirs):
-        sock.close()
-    os.close(out_w)
-    status_ours.settimeout(15.0)
-    pid = int.from_bytes(_exact(status_ours, 4), "big")
+    spec_ours, status_ours, broker_ours, out_r, pid = _unfed_call(server)
     # The child waits for its spec, which never comes (the spec socket stays open).
     status_ours.close()
     assert wait_until(lambda: process_gone(pid))
@@ -217,9 +191,10 @@ def test_closing_the_status_socket_of_a_running_child_kills_it(server: Server) -
     assert server.proc.poll() is None
 
 
-def test_when_the_control_socket_ends_the_server_kills_its_children_and_exits(
+def _unfed_call(
     server: Server,
-) -> None:
+) -> tuple[socket.socket, socket.socket, socket.socket, int, int]:
+    """A request whose spec never comes: (spec, status, broker, stdout, pid)."""
     spec_ours, spec_theirs = socket.socketpair()
     status_ours, status_theirs = socket.socketpair()
     out_r, out_w = os.pipe()
@@ -237,7 +212,14 @@ def test_when_the_control_socket_ends_the_server_kills_its_children_and_exits(
         sock.close()
     os.close(out_w)
     status_ours.settimeout(15.0)
-    pid = int.from_bytes(_exact(status_ours, 4), "big")
+    pid = int.from_bytes(recv_exact(status_ours, 4), "big")
+    return spec_ours, status_ours, broker_ours, out_r, pid
+
+
+def test_when_the_control_socket_ends_the_server_kills_its_children_and_exits(
+    server: Server,
+) -> None:
+    spec_ours, status_ours, broker_ours, out_r, pid = _unfed_call(server)
     server.stop()
     assert server.proc.returncode == 0
     assert process_gone(pid)
@@ -288,7 +270,7 @@ def _serves(server: Server, tmp: Path) -> None:
     """The server is alive and still forks: a new call runs the runner to its end."""
     assert server.proc.poll() is None, server.proc.stderr.read() if server.proc.stderr else ""
     spec, status, out, _pid = server.call(_hello_spec(tmp))
-    assert _exact(spec, 4) == b"\0\0\0\0"
+    assert recv_exact(spec, 4) == b"\0\0\0\0"
     assert _status(status) == 2
     os.close(out)
     spec.close()
@@ -323,12 +305,12 @@ def test_a_status_socket_closed_with_an_answer_unread_leaves_the_server_serving(
     if unread == "pid":
         _readable(status_ours)  # the pid is there; the child waits for its spec
     else:
-        _exact(status_ours, 4)
+        recv_exact(status_ours, 4)
         spec_ours.sendall(_hello_spec(tmp_path))
         if unread == "status":
             _readable(status_ours)
         else:
-            assert _exact(status_ours, 4) == (2).to_bytes(4, "big")
+            assert recv_exact(status_ours, 4) == (2).to_bytes(4, "big")
             status_ours.sendall(REAP)
             _readable(status_ours)
     status_ours.close()
@@ -367,12 +349,12 @@ def test_a_request_with_a_descriptor_of_the_wrong_kind_never_stops_the_server(
         os.close(fd)
     status_ours.settimeout(15.0)
     if position != 1:  # a child was forked; it fails its set-up or the runner refuses
-        pid = _exact(status_ours, 4)
+        pid = recv_exact(status_ours, 4)
         if position == 0:
             assert pid
         status_ours.close()
     else:  # refused: the status socket we kept sees its end
-        assert _exact(status_ours, 4) == b""
+        assert recv_exact(status_ours, 4) == b""
         status_ours.close()
     spec_ours.close()
     os.close(out_r)
