@@ -167,6 +167,7 @@ def test_the_child_loads_only_light_modules(repo: Repo) -> None:
         "boring_dispatch",
         "boring_dispatch._limits",
         "boring_dispatch._value",
+        "boring_dispatch._static",
         "boring_dispatch.gateway",
         "boring_dispatch.observe",
         "boring_dispatch.observe.trace",
