@@ -54,10 +54,11 @@ NUMERIC_STARTS: Final = frozenset("0123456789+-.<=!&*")
 _DECIMAL: Final = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 #: What may follow a leading sign in a number of either version.
 _AFTER_SIGN: Final = frozenset("0123456789.")
-# YAML 1.2 core schema (section 10.3.2), beside the words above.
-_INT_12: Final = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
-_FLOAT_12: Final = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_NON_FINITE_12: Final = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+# YAML 1.2 core schema (section 10.3.2), beside the words above. Pattern texts, compiled
+# on first use through re's own cache: most blueprints have no scalar that reaches them.
+_INT_12: Final = r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"
+_FLOAT_12: Final = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+_NON_FINITE_12: Final = r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
 
 
 class ScalarRefused(Exception):
@@ -92,7 +93,7 @@ def plain_value(value: str) -> object:
         return value
     if _DECIMAL.fullmatch(value):
         return _integer(value)
-    if _NON_FINITE_12.fullmatch(value):
+    if re.fullmatch(_NON_FINITE_12, value):
         raise ScalarRefused("non-finite numbers are not allowed")
     return _numeric(value)
 
@@ -113,8 +114,8 @@ def _numeric(value: str) -> object:
         if pattern.match(value):
             tag_11 = tag
             break
-    is_int_12 = _INT_12.fullmatch(value) is not None
-    is_float_12 = not is_int_12 and _FLOAT_12.fullmatch(value) is not None
+    is_int_12 = re.fullmatch(_INT_12, value) is not None
+    is_float_12 = not is_int_12 and re.fullmatch(_FLOAT_12, value) is not None
     if tag_11 == _STR_11 and not is_int_12 and not is_float_12:
         return value
     if tag_11.endswith(":float") and is_float_12:
