@@ -3,11 +3,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from boring_dispatch.errors import InvalidCallerReference, InvalidInterfaceId, InvalidModuleId
 from boring_dispatch.repository import ids
+from kits.regex_twins import MANY, texts_near
 
 
 @pytest.mark.parametrize(
@@ -197,3 +198,17 @@ def test_a_str_subclass_is_parsed_from_its_own_text() -> None:
     assert ids.parse_module_id(_Lookalike("a.b")) == ("a", "b")
     with pytest.raises(InvalidModuleId):
         ids.parse_module_id(_Lookalike("A..B"))
+
+
+_ORDINARY = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+
+
+@MANY
+@example("a--b")
+@example("-a")
+@example("a-")
+@example("A")
+@given(texts_near(_ORDINARY, re.ASCII, extra="bc-9"))
+def test_an_ordinary_segment_is_exactly_what_the_regex_matched(text: str) -> None:
+    expected = re.fullmatch(_ORDINARY, text, re.ASCII) is not None
+    assert ids.is_ordinary_segment(text) is expected

@@ -40,8 +40,6 @@ INTERFACE_MARK: Final = ".interface."
 _SOURCE_MARK: Final = ".source."
 _PRIVATE_CHILD: Final = "_rtx"
 _RESERVED: Final = frozenset({"interface", "source"})
-# ASCII only: `re.ASCII` keeps \d and friends from admitting other scripts' digits.
-_ORDINARY: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
 # At most 9 digits: int() of a huge digit string is slow or raises (the 4300-digit limit).
 # Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
 _PIN: Final = r"[0-9]{1,9}"
@@ -52,8 +50,19 @@ _ID_MEMO: Final = 1024
 
 
 def is_ordinary_segment(text: str) -> bool:
-    """``[a-z0-9]+(-[a-z0-9]+)*``, ASCII only, full match."""
-    return _ORDINARY.fullmatch(text) is not None
+    """``[a-z0-9]+(-[a-z0-9]+)*``, ASCII only, full match.
+
+    Checked with string methods, not a regular expression: compiling one costs a
+    fresh CLI start more than all its calls (``docs/performance.md``).
+    """
+    return (
+        text.isascii()
+        and text.replace("-", "").isalnum()  # only [A-Za-z0-9-], at least one of [A-Za-z0-9]
+        and text == text.lower()
+        and text[0] != "-"
+        and text[-1] != "-"
+        and "--" not in text
+    )
 
 
 def is_local_segment(text: str) -> bool:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import keyword
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
 
 from boring_dispatch.errors import ResolutionFailed
 from boring_dispatch.records import CompiledBinding, ModuleRecord, PythonTarget, SourceRecord
 from boring_dispatch.repository import ids
 from boring_dispatch.repository._shapes import RefusalReason
+from boring_dispatch.repository.bind import binding
 from boring_dispatch.repository.bind.binding import compile_binding, python_target, secret_arguments
+from kits.regex_twins import MANY, texts_near
 
 IID = "demo._rtx.interface.run"
 
@@ -520,3 +525,17 @@ def test_python_target_refuses_a_source_of_another_module() -> None:
     with pytest.raises(ResolutionFailed) as caught:
         python_target(module, source, "Interface")
     assert caught.value.reason == "target_malformed"
+
+
+_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]*"
+
+
+@MANY
+@example("\u0131f")
+@example("_1")
+@example("1_")
+@example("class")
+@given(texts_near(_IDENTIFIER, re.ASCII, extra="_x1"))
+def test_an_entry_identifier_is_exactly_what_the_regex_matched(text: str) -> None:
+    expected = re.fullmatch(_IDENTIFIER, text, re.ASCII) is not None
+    assert binding._is_identifier(text) is (expected and not keyword.iskeyword(text))

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from email.headerregistry import Address
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.repository.load import config as config_module
 from boring_dispatch.repository.load.config import load_config
 from kits.blueprints import corpus_dir
+from kits.regex_twins import MANY, texts_near
 
 CORPUS = corpus_dir()
 GOOD = 'schema_version = 1\n\n[modules]\nroots = ["skills", "src/officina"]\n'
@@ -265,3 +267,41 @@ def test_every_accepted_address_round_trips_through_an_rfc5322_parser(email: str
     assert address.addr_spec == email
     assert address.username
     assert address.domain
+
+
+_ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_EMAIL = rf"{_ATEXT}(?:\.{_ATEXT})*@{_LABEL}(?:\.{_LABEL})+"  # what the check replaced
+_GITHUB_REPO = r"[A-Za-z0-9._-]+/[A-Za-z0-9._-]+"
+_LONG_LABELS = st.builds(
+    lambda a, b, n: f"{a}@{'x' * n}.{b}",
+    st.sampled_from(["a", "a.b", ".a", "a."]),
+    st.sampled_from(["org", "-org", "o-", "o.r"]),
+    st.integers(60, 66),
+)
+
+
+@MANY
+@example("a@" + "x" * 64 + ".org")
+@example("a@" + "x" * 63 + ".org")
+@example("a@b")
+@example("a.@b.c")
+@example(".a@b.c")
+@example("a@b.c-")
+@example("a@@b.c")
+@given(st.one_of(texts_near(_EMAIL, re.ASCII, extra="a.@-"), _LONG_LABELS))
+def test_a_feedback_email_is_exactly_what_the_regex_matched(text: str) -> None:
+    assert config_module._EMAIL == _EMAIL  # the text the round-trip test generates from
+    expected = re.fullmatch(_EMAIL, text, re.ASCII) is not None
+    assert config_module._is_email(text) is expected
+
+
+@MANY
+@example("a/")
+@example("/a")
+@example("a/b/c")
+@example("a/b")
+@given(texts_near(_GITHUB_REPO, re.ASCII, extra="a/._"))
+def test_a_feedback_github_repo_is_exactly_what_the_regex_matched(text: str) -> None:
+    expected = re.fullmatch(_GITHUB_REPO, text, re.ASCII) is not None
+    assert config_module._is_github_repo(text) is expected

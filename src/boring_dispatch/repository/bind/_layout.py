@@ -16,7 +16,7 @@ from typing import Final, cast
 
 from boring_dispatch._value import replace
 from boring_dispatch._value import value as frozen_value
-from boring_dispatch.repository._shapes import FLAG_NAME, BindingRefused, is_int, one_of
+from boring_dispatch.repository._shapes import BindingRefused, is_flag_name, is_int, one_of
 from boring_dispatch.repository.bind._argtypes import (
     SECRET_SENSITIVITIES,
     check_type,
@@ -225,7 +225,7 @@ def _position(raw: Mapping[str, object], where: str, positions: set[int]) -> int
 
 def _name(raw: Mapping[str, object], where: str, names: set[str]) -> str:
     name = raw.get("name")
-    if not isinstance(name, str) or not name.startswith("--") or not FLAG_NAME.fullmatch(name):
+    if not isinstance(name, str) or not name.startswith("--") or not is_flag_name(name):
         raise BindingRefused(f"{where}: name must be a --flag", reason="binding_malformed")
     if name in DISPATCHER_OPTIONS:
         raise BindingRefused(f"{where}: {name} is a dispatcher option", reason="binding_malformed")

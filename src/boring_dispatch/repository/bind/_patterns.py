@@ -32,8 +32,8 @@ from boring_dispatch.repository._regex import (
     compile_pattern,
 )
 from boring_dispatch.repository._shapes import (
-    FLAG_NAME,
     BindingRefused,
+    is_flag_name,
     is_int,
     optional_bool,
     shown_flag,
@@ -187,7 +187,7 @@ def _flag_patterns(raw: object, where: str) -> dict[str, BoundedPattern | None]:
         )
     out: dict[str, BoundedPattern | None] = {}
     for flag, text in raw.items():
-        if not isinstance(flag, str) or FLAG_NAME.fullmatch(flag) is None:
+        if not isinstance(flag, str) or not is_flag_name(flag):
             raise BindingRefused(
                 f"{where}: flag_patterns holds an invalid flag name", reason="binding_malformed"
             )

@@ -19,7 +19,6 @@ No argv token has a special meaning (ARCHITECTURE 3.4): upstream's
 from __future__ import annotations
 
 import keyword
-import re
 from collections.abc import Mapping, Sequence
 
 from boring_dispatch._limits import MAX_ARGV_BYTES, MAX_ARGV_TOKENS, MAX_TOKEN_BYTES, argv_problem
@@ -60,7 +59,6 @@ _BINDING_KEYS: Final = frozenset(
         "stop",
     }
 )
-_IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
 
 
 def compile_binding(
@@ -247,7 +245,8 @@ def _python_target(module: ModuleRecord, source: SourceRecord, entry: object) ->
 
 def _is_identifier(text: str) -> bool:
     """ASCII identifier, not a keyword: no look-alike letters, no dots, no whitespace."""
-    return _IDENTIFIER.fullmatch(text) is not None and not keyword.iskeyword(text)
+    # An ASCII text is an identifier exactly when it is ``[A-Za-z_][A-Za-z0-9_]*``.
+    return text.isascii() and text.isidentifier() and not keyword.iskeyword(text)
 
 
 def _failure(message: str, interface_id: object, reason: RefusalReason) -> ResolutionFailed:

@@ -14,7 +14,6 @@ file's content (unknown keys are counted, not listed).
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path, PosixPath
 
 from boring_dispatch.errors import RuntimeMisconfigured
@@ -43,10 +42,18 @@ _FEEDBACK_KEYS: Final = frozenset({"email", "github_repo"})
 # A dot-atom local part and a hostname of at least two labels (1-63 letters,
 # digits and inner hyphens). Every such address is also a valid RFC 5322
 # addr-spec that round-trips unchanged (tested), so no parser is imported.
-_ATEXT: Final = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-_LABEL: Final = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_EMAIL: Final = re.compile(rf"{_ATEXT}(?:\.{_ATEXT})*@{_LABEL}(?:\.{_LABEL})+", re.ASCII)
-_GITHUB_REPO: Final = re.compile(r"[A-Za-z0-9._-]+/[A-Za-z0-9._-]+", re.ASCII)
+# Checked with string methods, not regular expressions: compiling them cost a
+# fresh CLI start more than the checks (``docs/performance.md``).
+#: The address :func:`_is_email` accepts, as the regular expression it replaced
+#: (the tests generate addresses from it and hold the check to it).
+_EMAIL: Final = (
+    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+    r"@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+"
+)
+_ALNUM: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_ATEXT: Final = frozenset(_ALNUM + "!#$%&'*+/=?^_`{|}~-")
+_REPO_CHARS: Final = frozenset(_ALNUM + "._-")
 _FS_REASONS: Final = {
     "missing": "does not exist",
     "symlink": "has a symlink component",
@@ -193,13 +200,43 @@ def _feedback(config_path: Path, feedback: object) -> tuple[str | None, str | No
     if not isinstance(feedback, dict) or not set(feedback) <= _FEEDBACK_KEYS:
         raise _misconfigured(config_path, "[feedback] may hold only 'email' and 'github_repo'")
     email = feedback.get("email")
-    if email is not None and (not isinstance(email, str) or not _EMAIL.fullmatch(email)):
+    if email is not None and (not isinstance(email, str) or not _is_email(email)):
         raise _misconfigured(config_path, "feedback.email is not a single bare address")
     repo = feedback.get("github_repo")
-    if repo is not None and (not isinstance(repo, str) or not _GITHUB_REPO.fullmatch(repo)):
+    if repo is not None and (not isinstance(repo, str) or not _is_github_repo(repo)):
         raise _misconfigured(config_path, "feedback.github_repo must be owner/name")
     return email, repo
 
 
 def _misconfigured(config_path: Path, reason: str) -> RuntimeMisconfigured:
     return RuntimeMisconfigured(f"repository configuration {config_path}: {reason}")
+
+
+def _is_email(text: str) -> bool:
+    """:data:`_EMAIL`: a dot-atom, one ``@``, then two labels or more."""
+    local, at, domain = text.partition("@")
+    if not at:
+        return False
+    labels = domain.split(".")
+    return (
+        all(part and set(part) <= _ATEXT for part in local.split("."))
+        and len(labels) >= 2
+        and all(_is_label(label) for label in labels)
+    )
+
+
+def _is_label(text: str) -> bool:
+    """``[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?``: 1-63 characters, inner hyphens only."""
+    return (
+        0 < len(text) <= 63
+        and text.isascii()
+        and text.replace("-", "").isalnum()
+        and text[0] != "-"
+        and text[-1] != "-"
+    )
+
+
+def _is_github_repo(text: str) -> bool:
+    """``[A-Za-z0-9._-]+/[A-Za-z0-9._-]+``: an owner and a name of those characters."""
+    owner, slash, name = text.partition("/")
+    return bool(slash and owner and name) and set(owner) | set(name) <= _REPO_CHARS

@@ -51,7 +51,6 @@ ALL_WORDS: Final = _WORDS_11 | frozenset(_WORDS)
 #: Only these first characters can start a plain scalar that is not a string.
 #: A plain scalar neither starting with one nor in :data:`ALL_WORDS` is itself.
 NUMERIC_STARTS: Final = frozenset("0123456789+-.<=!&*")
-_DECIMAL: Final = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 #: What may follow a leading sign in a number of either version.
 _AFTER_SIGN: Final = frozenset("0123456789.")
 # YAML 1.2 core schema (section 10.3.2), beside the words above. Pattern texts, compiled
@@ -91,7 +90,7 @@ def plain_value(value: str) -> object:
         # Every YAML 1.1 or 1.2 number needs a digit or "." after its sign, so
         # "--date" or "-x" is a string in both versions (no PyYAML needed).
         return value
-    if _DECIMAL.fullmatch(value):
+    if _is_decimal(value):
         return _integer(value)
     if re.fullmatch(_NON_FINITE_12, value):
         raise ScalarRefused("non-finite numbers are not allowed")
@@ -125,6 +124,12 @@ def _numeric(value: str) -> object:
     if tag_11.endswith(":int") and is_int_12 and value.startswith("0x"):
         return int(value, 16)  # the one non-decimal form both versions read alike
     raise ScalarRefused("ambiguous plain scalar (YAML 1.1 and 1.2 disagree); quote it")
+
+
+def _is_decimal(value: str) -> bool:
+    """``[-+]?(?:0|[1-9][0-9]*)``, full match, with string methods (no regex to compile)."""
+    digits = value[1:] if value[:1] in ("-", "+") else value
+    return digits.isascii() and digits.isdigit() and (digits == "0" or digits[0] != "0")
 
 
 def _integer(value: str) -> int:
