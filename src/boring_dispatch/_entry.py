@@ -71,9 +71,16 @@ def main() -> int:
             _reexec_isolated()
         elif not sys.flags.safe_path and sys.path:
             del sys.path[0]  # the script's directory, or the working directory for -m
+    # Everything the command imports lives until the process exits: the garbage
+    # collector would walk it again and again for nothing. It is off until the
+    # command's imports are done (surfaces/cli/main.py, ``_imports_done``). ``gc`` is
+    # built into the interpreter: no file on a path can stand in for it.
+    import gc
+
+    gc.disable()
     from boring_dispatch.surfaces.cli.main import main as cli_main
 
-    return cli_main()
+    return cli_main(collector_paused=True)
 
 
 def _reexec_isolated() -> None:

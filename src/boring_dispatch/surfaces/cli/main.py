@@ -66,9 +66,16 @@ class _Invocation:
     args: tuple[str, ...] = ()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return its exit status."""
+def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -> int:
+    """Run the CLI and return its exit status.
+
+    ``collector_paused`` is for the process entry point (:mod:`boring_dispatch._entry`),
+    which turns the garbage collector off before its first import: the command turns
+    it back on once its own imports are done (:func:`_imports_done`).
+    """
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in (*_SUBCOMMANDS, "timeline", "setup"):
+        _imports_done(collector_paused)
     if args and args[0] == "timeline":
         from boring_dispatch.surfaces.cli._timeline import run as timeline
 
@@ -81,7 +88,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         from boring_dispatch.surfaces.cli import _commands as _cli_commands
 
         return _cli_commands.run(args[0], args[1:])
-    return _invoke(args)
+    return _invoke(args, collector_paused)
+
+
+def _imports_done(collector_paused: bool) -> None:
+    """Turn the garbage collector back on, if the entry point paused it for the imports.
+
+    Everything alive at this point was imported for the command and lives until
+    the process exits. It goes to the collector's permanent generation
+    (``gc.freeze``), so that neither later collections nor the one at exit walk
+    it again; what the command allocates from here on is collected as usual.
+    A fresh dry run saves about 14 M instructions (``docs/performance.md``).
+    """
+    if collector_paused:
+        import gc  # built into the interpreter
+
+        gc.freeze()
+        gc.enable()
 
 
 def _invocation_parser() -> argparse.ArgumentParser:
@@ -153,13 +176,13 @@ def _once_action() -> type[argparse.Action]:
     return Once
 
 
-def _invoke(argv: list[str]) -> int:
+def _invoke(argv: list[str], collector_paused: bool = False) -> int:
     options = _quick_invocation(argv) or _parsed_invocation(argv)
     if ".interface." not in options.target:
         sys.stderr.write(_TARGET_SHAPE + "\n")
         return 2
     try:
-        return _run_invocation(options)
+        return _run_invocation(options, collector_paused)
     except RouteError as error:
         report_error(error, options.error_format, sys.stderr)
         return error.exit_code
@@ -240,13 +263,14 @@ def _parsed_invocation(argv: list[str]) -> _Invocation:
     )
 
 
-def _run_invocation(options: _Invocation) -> int:
+def _run_invocation(options: _Invocation, collector_paused: bool = False) -> int:
     from pathlib import Path
 
     from boring_dispatch.records import ExecLimits, RouteRequest
     from boring_dispatch.repository.ids import parse_pin
     from boring_dispatch.repository.repository import Repository, dry_run_payload
 
+    _imports_done(collector_paused)
     if not options.config:
         raise RuntimeMisconfigured(_NO_CONFIG, caller_module_id=options.caller_skill)
     target, version = parse_pin(options.target)
