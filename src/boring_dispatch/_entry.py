@@ -6,7 +6,8 @@ on it would run inside the process that holds the operator's credentials
 and decides every call. So the console script and ``python -m
 boring_dispatch`` start here, before anything else of ours is imported
 (this module and the package ``__init__`` import nothing but ``os`` and
-``sys``, which the interpreter has loaded already):
+``sys``, which the interpreter has loaded already, and, once that is decided,
+``gc``, which is built into the interpreter):
 
 - when a ``PYTHON*`` variable that can change what runs is set (anything but
   :data:`HARMLESS`) and the interpreter is not isolated already, the process
