@@ -15,6 +15,7 @@ long to convert (Python's 4300-digit limit). Quoting the value fixes them.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
@@ -54,10 +55,20 @@ NUMERIC_STARTS: Final = frozenset("0123456789+-.<=!&*")
 #: What may follow a leading sign in a number of either version.
 _AFTER_SIGN: Final = frozenset("0123456789.")
 # YAML 1.2 core schema (section 10.3.2), beside the words above. Pattern texts, compiled
-# on first use through re's own cache: most blueprints have no scalar that reaches them.
+# on first use (:func:`_pattern`): most blueprints have no scalar that reaches them.
 _INT_12: Final = r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"
 _FLOAT_12: Final = r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
 _NON_FINITE_12: Final = r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+
+
+@lru_cache(maxsize=4)
+def _pattern(text: str) -> re.Pattern[str]:
+    """One of the three YAML 1.2 patterns above, compiled on its first use.
+
+    Not ``re.fullmatch(text, ...)``: ``re``'s own cache builds and hashes a key
+    tuple on every call, which cost warm resolution of R1 and R3 0.7% more.
+    """
+    return re.compile(text)
 
 
 class ScalarRefused(Exception):
@@ -92,7 +103,7 @@ def plain_value(value: str) -> object:
         return value
     if _is_decimal(value):
         return _integer(value)
-    if re.fullmatch(_NON_FINITE_12, value):
+    if _pattern(_NON_FINITE_12).fullmatch(value):
         raise ScalarRefused("non-finite numbers are not allowed")
     return _numeric(value)
 
@@ -113,8 +124,8 @@ def _numeric(value: str) -> object:
         if pattern.match(value):
             tag_11 = tag
             break
-    is_int_12 = re.fullmatch(_INT_12, value) is not None
-    is_float_12 = not is_int_12 and re.fullmatch(_FLOAT_12, value) is not None
+    is_int_12 = _pattern(_INT_12).fullmatch(value) is not None
+    is_float_12 = not is_int_12 and _pattern(_FLOAT_12).fullmatch(value) is not None
     if tag_11 == _STR_11 and not is_int_12 and not is_float_12:
         return value
     if tag_11.endswith(":float") and is_float_12:
