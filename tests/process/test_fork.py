@@ -387,8 +387,10 @@ def test_a_forked_gateway_loads_what_a_spawned_one_does_plus_the_servers_own(
     finally:
         _fork.enable()
     ours = {m for m in forked - spawned if m.startswith("boring_dispatch")}
-    # The server's own: the forked set-up, the runner by its name (not __main__), the spec wire.
+    # The server's own: the forked set-up and exit, the runner by its name (not __main__),
+    # the spec wire.
     assert ours == {
+        "boring_dispatch.process.child._exit",
         "boring_dispatch.process.child._forked",
         "boring_dispatch.process.child.runner",
         "boring_dispatch.process.wire",
