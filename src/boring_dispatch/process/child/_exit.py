@@ -36,6 +36,7 @@ only their teardown would end it (see :func:`_inert`).
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import os
 import sys
@@ -43,6 +44,8 @@ from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from types import ModuleType
 from typing import Final
+
+from boring_dispatch.process import _reach
 
 __all__ = ["Snapshot", "finish", "status_of"]
 
@@ -163,7 +166,9 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
         return
     if gc.isenabled():
         gc.collect()
-    inert_types = _inert_types()  # before the call's modules (``_random``) are gone
+    # Everything the rest needs, before the call's modules (``_random``) and sys.modules go.
+    inert_types = _inert_types()
+    libc = _reach.libc()
     _clear_special()
     server = _clear_modules(taken)
     if not _alone() or not all(_inert(obj, exempt, inert_types) for obj in gc.get_objects()):
@@ -171,9 +176,7 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
         return
     if not _flushed(streams):
         return
-    from boring_dispatch.process import _reach
-
-    _reach.libc().fflush(None)  # what the C library's exit does for its own streams
+    libc.fflush(None)  # what the C library's exit does for its own streams
     os._exit(status)
 
 
@@ -278,8 +281,6 @@ def _inert_class(klass: type, inert_types: frozenset[type]) -> bool:
 
 
 def _dealloc(klass: type) -> int | None:
-    import ctypes
-
     return ctypes.c_void_p.from_address(id(klass) + _TP_DEALLOC_OFFSET).value
 
 
@@ -296,9 +297,8 @@ def _bookkeeping(callback: object) -> bool:
         return True
     code = getattr(callback, "__code__", None)
     if code is not None:
-        return getattr(code, "co_qualname", "") in _BOOKKEEPING_CALLBACKS and (
-            code.co_filename.endswith(("/_weakrefset.py", "/weakref.py"))
-        )
+        where = (getattr(code, "co_qualname", ""), code.co_filename.rpartition("/")[2])
+        return where in _BOOKKEEPING_CALLBACKS
     # _abc's registry and caches: the C function _destroy bound to a weak reference.
     return getattr(callback, "__name__", "") == "_destroy" and isinstance(
         getattr(callback, "__self__", None), _WEAKREF_TYPES
@@ -307,6 +307,8 @@ def _bookkeeping(callback: object) -> bool:
 
 def _inert_types() -> frozenset[type]:
     """Built-in types whose deallocation only frees memory and drops references."""
+    import _thread
+    import abc
     import builtins
     import re
     import types
@@ -321,7 +323,8 @@ def _inert_types() -> frozenset[type]:
             types.CodeType, types.ModuleType, types.MappingProxyType, types.SimpleNamespace,
             types.GetSetDescriptorType, types.MemberDescriptorType, types.WrapperDescriptorType,
             types.MethodDescriptorType, types.ClassMethodDescriptorType,
-            types.MethodWrapperType, re.Pattern, re.Match,
+            types.MethodWrapperType, re.Pattern, re.Match, _thread.LockType, _thread.RLock,
+            type(vars(abc.ABC)["_abc_impl"]),  # _abc's per-class data
         }
         | extra
         | {
@@ -339,10 +342,12 @@ def _weakref_types() -> tuple[type, ...]:
 
 
 _WEAKREF_TYPES: Final = _weakref_types()
+#: Weak-reference callbacks of the standard library that only drop an entry from a container.
 _BOOKKEEPING_CALLBACKS: Final = frozenset(
     {
-        "WeakSet.__init__.<locals>._remove",
-        "WeakValueDictionary.__init__.<locals>.remove",
-        "WeakKeyDictionary.__init__.<locals>.remove",
+        ("WeakSet.__init__.<locals>._remove", "_weakrefset.py"),
+        ("WeakValueDictionary.__init__.<locals>.remove", "weakref.py"),
+        ("WeakKeyDictionary.__init__.<locals>.remove", "weakref.py"),
+        ("_removeHandlerRef", "__init__.py"),  # logging's handler list
     }
 )

@@ -192,16 +192,19 @@ def _set_up(sock: socket.socket) -> list[str]:
 def preload() -> None:
     """In the server, once: what every child would load anyway (stdlib and our own code only).
 
-    The C library handle, ``argparse`` (parsed gateways), ``fcntl`` and ``io``;
-    then the collector's view of everything loaded is frozen, so the children's
-    collections do not touch (and copy) the server's pages.
+    The C library handle and the functions of it a child calls, ``argparse``
+    (parsed gateways), ``fcntl`` and ``io``; then the collector's view of
+    everything loaded is frozen, so the children's collections do not touch
+    (and copy) the server's pages.
     """
     import argparse  # noqa: F401 - loaded for the children
     import fcntl  # noqa: F401
     import gc
     import io  # noqa: F401
 
-    _reach.libc()
+    libc = _reach.libc()
+    # Made (and cached on the handle by ctypes) here, not in each child (see _exit).
+    libc.prctl, libc.capget, libc.capset, libc.fflush  # noqa: B018
     gc.freeze()
 
 
@@ -230,6 +233,7 @@ def run_call(fds: list[int], *, server_pid: int) -> int:
     except OSError:
         code = code or errno.EPIPE
     sock.close()
+    del sock  # nothing of the set-up outlives it (see _exit)
     if code:
         return 127
     sys.argv = [runner.__file__ or "runner", *argv]
