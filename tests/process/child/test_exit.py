@@ -8,7 +8,8 @@ an object left in a module of the server) with one ending (return values,
 runs once spawned and once forked from the fork server; the exit status, stdout,
 stderr and the files left behind must be identical. Tracebacks differ only in the
 launcher's own frames (runpy and the runner against the fork server's), which are
-dropped before the comparison, with object addresses.
+dropped before the comparison, with object addresses; failed finalizers are compared
+as a set (see :func:`_stderr`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ SPAWNED = replace(FORKED, fork_server=False)
 #: A fork-mode session (kits/forkmode.py) forces the fork server on run_captured: not here.
 spawn_captured = getattr(run_captured, "__wrapped__", run_captured)
 
-HEADER = '''
+HEADER = """
 import atexit, io, logging, os, sys, tempfile, threading, time, weakref
 from boring_dispatch.gateway import ArgvInterface
 
@@ -100,7 +101,7 @@ def _generator(place):
 class Echo(ArgvInterface):
     def run(self, argv):
         place = argv[0]
-'''
+"""
 
 #: Each effect: lines of ``run`` (8 spaces in), with ``place`` the scratch directory.
 EFFECTS: dict[str, str] = {
@@ -187,8 +188,14 @@ def gateway(effects: list[str], ending: str) -> str:
 _FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line \d+')
 
 
-def _stderr(text: str, repo: Repo) -> str:
-    """Addresses and the launcher's own traceback frames left out."""
+def _stderr(text: str, repo: Repo) -> tuple[str, list[str]]:
+    """Addresses and the launcher's own traceback frames left out.
+
+    The reports of finalizers that failed ("Exception ignored in") come back
+    as a sorted list: the collector finalizes the objects of one garbage cycle
+    in no defined order, and that order differs between a spawned and a forked
+    interpreter even when both end through the interpreter's full exit.
+    """
     kept: list[str] = []
     skipping = False
     for line in text.splitlines(keepends=True):
@@ -202,7 +209,10 @@ def _stderr(text: str, repo: Repo) -> str:
         else:
             skipping = False
         kept.append(line)
-    return re.sub(r"0x[0-9a-f]+", "0x?", "".join(kept))
+    head, *ignored = re.split(r"(?m)^(?=Exception ignored in)", "".join(kept))
+    return re.sub(r"0x[0-9a-f]+", "0x?", head), sorted(
+        re.sub(r"0x[0-9a-f]+", "0x?", block) for block in ignored
+    )
 
 
 def _left_behind(place: Path) -> dict[str, str]:
@@ -259,7 +269,7 @@ def test_each_ending_is_the_same_forked_and_spawned(
 
 
 @settings(
-    max_examples=20,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -296,17 +306,17 @@ def _generator() -> Iterator[int]:
 
 
 def _inert(obj: object) -> bool:
-    return _exit._inert(obj, set(), _exit._inert_types())  # noqa: SLF001
+    return _exit._inert(obj, set(), _exit._inert_types())
 
 
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: _Plain(),
+        _Plain,
         lambda: _PlainDict(a=1),
         lambda: {"a": [1, (2, 3)]},
         lambda: re.compile("x+"),
-        lambda: threading.RLock(),
+        threading.RLock,
         lambda: weakref.ref(_Plain),
         lambda: ValueError("kept"),
         lambda: _Plain,
@@ -319,16 +329,16 @@ def test_objects_whose_end_does_nothing_are_inert(make: object) -> None:
 @pytest.mark.parametrize(
     "make",
     [
-        lambda: _WithDel(),
-        lambda: _InheritsDel(),
+        _WithDel,
+        _InheritsDel,
         lambda: io.BytesIO(b"x"),
         lambda: io.StringIO("x"),
-        lambda: _generator(),
+        _generator,
         lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM),
         lambda: sqlite3.connect(":memory:"),
         lambda: weakref.ref(_Plain, print),
-        lambda: weakref.finalize(_Plain, print),
-        lambda: tempfile.SpooledTemporaryFile(),
+        type("Buffer", (io.BytesIO,), {}),
+        tempfile.SpooledTemporaryFile,
     ],
 )
 def test_objects_whose_end_may_act_are_not_inert(make: object) -> None:
@@ -337,7 +347,7 @@ def test_objects_whose_end_may_act_are_not_inert(make: object) -> None:
         assert not _inert(made)
     finally:
         for close in ("close", "detach"):
-            if hasattr(made, close) and not isinstance(made, weakref.finalize):
+            if hasattr(made, close):
                 getattr(made, close)()
                 break
         del made
