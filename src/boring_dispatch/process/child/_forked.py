@@ -192,8 +192,9 @@ def _set_up(sock: socket.socket) -> list[str]:
 def preload() -> None:
     """In the server, once: what every child would load anyway (stdlib and our own code only).
 
-    The C library handle and the functions of it a child calls, ``argparse``
-    (parsed gateways), ``fcntl`` and ``io``; then the collector's view of
+    The C library handle, the functions of it a child calls and the
+    ``capget`` structures, ``argparse`` (parsed gateways), ``fcntl``, ``io``,
+    and ``locale`` (the child's set-up); then the collector's view of
     everything loaded is frozen, so the children's collections do not touch
     (and copy) the server's pages.
     """
@@ -201,10 +202,12 @@ def preload() -> None:
     import fcntl  # noqa: F401
     import gc
     import io  # noqa: F401
+    import locale  # noqa: F401
 
     libc = _reach.libc()
     # Made (and cached on the handle by ctypes) here, not in each child (see _exit).
     libc.prctl, libc.capget, libc.capset, libc.fflush  # noqa: B018
+    _reach.capability_types()
     gc.freeze()
 
 
