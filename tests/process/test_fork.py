@@ -380,8 +380,9 @@ def test_a_forked_gateway_loads_what_a_spawned_one_does_plus_the_servers_own(
     spawned = set(json.loads(spawn_captured(route, stdin=None, limits=SPAWN, trace_id=None).stdout))
     ours = {m for m in forked - spawned if m.startswith("boring_dispatch")}
     # The server's own: the forked set-up and exit, the runner by its name (not __main__),
-    # the spec wire.
+    # the spec wire, the span writer's file appender.
     assert ours == {
+        "boring_dispatch._files",
         "boring_dispatch.process.child._exit",
         "boring_dispatch.process.child._forked",
         "boring_dispatch.process.child.runner",

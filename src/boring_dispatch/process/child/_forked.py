@@ -194,7 +194,8 @@ def preload() -> None:
 
     The C library handle, the functions of it a child calls and the
     ``capget`` structures, ``argparse`` (parsed gateways), ``fcntl``, ``io``,
-    and ``locale`` (the child's set-up); then the collector's view of
+    ``locale`` (the child's set-up) and :mod:`boring_dispatch._files` (the
+    runner's span writer appends with it); then the collector's view of
     everything loaded is frozen, so the children's collections do not touch
     (and copy) the server's pages.
     """
@@ -203,6 +204,8 @@ def preload() -> None:
     import gc
     import io  # noqa: F401
     import locale  # noqa: F401
+
+    from boring_dispatch import _files  # noqa: F401
 
     libc = _reach.libc()
     # Made (and cached on the handle by ctypes) here, not in each child (see _exit).
