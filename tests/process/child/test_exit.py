@@ -175,6 +175,10 @@ ENDINGS: dict[str, str] = {
     "exit-object": "sys.exit(['a', 1])",
     "raise": "raise ValueError('bad input')",
     "flush-fails": "sys.stdout = Unflushable(); print('lost')",
+    "stdout-without-flush": (
+        "sys.stdout = type('Sink', (), {'closed': False, 'write': lambda self, text: None})()"
+    ),
+    "stdout-none": "sys.stdout = None",
     "interrupt": "raise KeyboardInterrupt",
 }
 

@@ -156,7 +156,7 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
     """
     exempt = {id(stream) for stream in streams}  # alive: the caller holds them
     if "threading" in sys.modules:
-        sys.modules["threading"]._shutdown()  # type: ignore[attr-defined]  # noqa: SLF001
+        sys.modules["threading"]._shutdown()  # noqa: SLF001 - the interpreter's own step
     if not _alone():
         return
     import atexit
@@ -194,7 +194,7 @@ def _flushed(extra: Collection[object] = ()) -> bool:
         if stream is None or getattr(stream, "closed", True):
             continue
         try:
-            stream.flush()  # type: ignore[attr-defined]
+            stream.flush()  # type: ignore[union-attr]  # none: the interpreter reports it
         except Exception:  # noqa: BLE001 - the interpreter reports it and exits 120
             return False
     return True
@@ -270,7 +270,7 @@ def _inert(obj: object, exempt: Collection[int], inert_types: frozenset[type]) -
     if id(obj) in exempt:
         return True
     if isinstance(obj, _WEAKREF_TYPES):
-        return _bookkeeping(obj.__callback__)
+        return _bookkeeping(getattr(obj, "__callback__", None))
     return all(_inert_class(klass, inert_types) for klass in type(obj).__mro__)
 
 
