@@ -225,6 +225,9 @@ class ExecLimits:
     #: dispatcher needs the privilege to switch, so in practice it runs as root).
     run_as_uid: int | None = None
     run_as_gid: int | None = None
+    #: Start a captured top-level gateway from the clean fork server (Linux), as
+    #: ``dispatcher mcp`` does; ``run_as``, nested and streamed launches always spawn.
+    fork_server: bool = False
 
 
 @value

@@ -26,7 +26,10 @@ from boring_dispatch.process.launch import run_captured, run_streaming
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route
 from kits.gateways import Repo, make_repo, make_route, process_gone, process_running, wait_until
 
-LIMITS = ExecLimits(timeout_s=30.0)
+LIMITS = ExecLimits(timeout_s=30.0, fork_server=True)
+#: The same call spawned (a fork-mode session forces fork_server on run_captured: not here).
+SPAWN = replace(LIMITS, fork_server=False)
+spawn_captured = getattr(run_captured, "__wrapped__", run_captured)
 
 #: Reports what the process looks like from the inside (no gateway-specific state).
 PROBE = """
@@ -71,14 +74,11 @@ class Echo(ArgvInterface):
 
 @pytest.fixture
 def forking() -> Iterator[None]:
-    was = _fork.enabled()  # a session may run forked throughout (kits/forkmode.py)
-    _fork.enable()
+    """The launches of the test ask for the fork server (``LIMITS``); it is stopped after."""
     try:
         yield
     finally:
         _fork.stop()
-        if not was:
-            _fork.disable()
 
 
 @pytest.fixture
@@ -89,9 +89,10 @@ def repo(tmp_path: Path) -> Repo:
 
 
 def _probe(
-    route: Route, *, limits: ExecLimits = LIMITS, stdin: bytes | None = None
+    route: Route, *, limits: ExecLimits = LIMITS, stdin: bytes | None = None, fork: bool = True
 ) -> dict[str, Any]:
-    result = run_captured(route, stdin=stdin, limits=limits, trace_id=None)
+    launch = run_captured if fork else spawn_captured
+    result = launch(route, stdin=stdin, limits=replace(limits, fork_server=fork), trace_id=None)
     assert result.exit_code == 0, result.stderr
     seen = json.loads(result.stdout)
     assert isinstance(seen, dict)
@@ -99,11 +100,7 @@ def _probe(
 
 
 def _spawned(route: Route, **kwargs: object) -> dict[str, Any]:
-    _fork.disable()
-    try:
-        return _probe(route, **kwargs)  # type: ignore[arg-type]
-    finally:
-        _fork.enable()  # inside the forking fixture: it restores the session's mode
+    return _probe(route, fork=False, **kwargs)  # type: ignore[arg-type]
 
 
 SAME = (
@@ -285,7 +282,8 @@ def _in_thread(
     results: list[ExecutionResult] = []
 
     def call() -> None:
-        results.append(run_captured(route, stdin=None, limits=limits, trace_id=trace_id))
+        forked = replace(limits, fork_server=True)
+        results.append(run_captured(route, stdin=None, limits=forked, trace_id=trace_id))
 
     thread = threading.Thread(target=call, daemon=True)
     thread.start()
@@ -379,16 +377,13 @@ def test_a_forked_gateway_loads_what_a_spawned_one_does_plus_the_servers_own(
     repo.write("gateway.py", MODULES)
     route = make_route(repo)
     forked = set(json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout))
-    _fork.disable()
-    try:
-        spawned = set(
-            json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout)
-        )
-    finally:
-        _fork.enable()
+    spawned = set(json.loads(spawn_captured(route, stdin=None, limits=SPAWN, trace_id=None).stdout))
     ours = {m for m in forked - spawned if m.startswith("boring_dispatch")}
-    # The server's own: the forked set-up, the runner by its name (not __main__), the spec wire.
+    # The server's own: the forked set-up and exit, the runner by its name (not __main__),
+    # the spec wire, the span writer's file appender.
     assert ours == {
+        "boring_dispatch._files",
+        "boring_dispatch.process.child._exit",
         "boring_dispatch.process.child._forked",
         "boring_dispatch.process.child.runner",
         "boring_dispatch.process.wire",
@@ -425,11 +420,7 @@ def test_a_time_zone_set_after_the_server_started_reaches_a_forked_gateway(
     run_captured(route, stdin=None, limits=LIMITS, trace_id=None)  # the server runs now
     monkeypatch.setenv("TZ", zone)
     forked = json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout)
-    _fork.disable()
-    try:
-        spawned = json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout)
-    finally:
-        _fork.enable()
+    spawned = json.loads(spawn_captured(route, stdin=None, limits=SPAWN, trace_id=None).stdout)
     assert forked == spawned
     assert forked[0] == zone
 
@@ -468,11 +459,7 @@ def test_the_locale_of_a_forked_gateway_is_set_as_the_interpreter_sets_it(
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
     forked = json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout)
-    _fork.disable()
-    try:
-        spawned = json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout)
-    finally:
-        _fork.enable()
+    spawned = json.loads(spawn_captured(route, stdin=None, limits=SPAWN, trace_id=None).stdout)
     assert forked == spawned
 
 
@@ -574,12 +561,9 @@ def test_a_forked_gateway_ends_as_a_spawned_one_does(
         place = tmp_path / mode
         place.mkdir()
         route = make_route(repo, (kind, str(place), *ending))
-        if mode == "spawned":
-            _fork.disable()
-        try:
-            result = run_captured(route, stdin=None, limits=LIMITS, trace_id=None)
-        finally:
-            _fork.enable()
+        launch = spawn_captured if mode == "spawned" else run_captured
+        limits = SPAWN if mode == "spawned" else LIMITS
+        result = launch(route, stdin=None, limits=limits, trace_id=None)
         seen[mode] = (result.exit_code, _left_behind(place))
     assert seen["forked"] == seen["spawned"]
     assert "secret-*" not in seen["forked"][1]

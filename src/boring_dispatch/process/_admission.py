@@ -108,6 +108,7 @@ def limits_problem(limits: object) -> str | None:
         ("max_nested_depth", count_problem(limits.max_nested_depth, high=MAX_NESTED_DEPTH)),
         ("max_gateway_processes", count_problem(limits.max_gateway_processes, low=1)),
         ("run_as", _run_as_problem(limits.run_as_uid, limits.run_as_gid)),
+        ("fork_server", None if isinstance(limits.fork_server, bool) else "expected a bool"),
     )
     for name, problem in checks:
         if problem is not None:

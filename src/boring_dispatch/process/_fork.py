@@ -1,8 +1,10 @@
 """The dispatcher's side of the clean fork server (a long-lived process: ``dispatcher mcp``).
 
 A live call that spawns its gateway pays a fresh interpreter and the runner's
-imports. With the fork server enabled (:func:`enable`), a captured launch
-asks :mod:`boring_dispatch.process.child.forkserver` to fork a child that has
+imports. A captured launch whose limits ask for it
+(:attr:`~boring_dispatch.records.ExecLimits.fork_server`, set by
+``dispatcher mcp`` unless ``--spawn-gateways``) asks
+:mod:`boring_dispatch.process.child.forkserver` to fork a child that has
 the runner imported already. The server is started as a gateway child is:
 ``-I -B -X utf8``, the allowlisted environment without a trace id, cwd ``/``,
 only its control socket open, its own session; it never loads repository
@@ -45,12 +47,10 @@ from boring_dispatch.process.env import child_environment
 from boring_dispatch.process.wire import write_message
 
 __all__ = [
+    "AVAILABLE",
     "FORKSERVER_MODULE",
     "START_TIMEOUT_S",
     "Forked",
-    "disable",
-    "enable",
-    "enabled",
     "server_pid",
     "start",
     "stop",
@@ -62,8 +62,10 @@ START_TIMEOUT_S: Final = 10.0
 _REQUEST: Final = b"F"
 _STOP_WAIT_S: Final = 5.0
 
+#: Whether this platform has the fork server (Linux: pidfds, ``SCM_RIGHTS``, ``/proc``).
+AVAILABLE: Final = sys.platform.startswith("linux")
 _LOCK: Final = threading.Lock()
-_STATE: dict[str, object] = {"enabled": False}
+_STATE: dict[str, object] = {}
 
 
 def _distrust(proc: subprocess.Popen[bytes]) -> None:
@@ -76,21 +78,6 @@ def _distrust(proc: subprocess.Popen[bytes]) -> None:
         else:
             with suppress(subprocess.TimeoutExpired):
                 proc.wait(_STOP_WAIT_S)
-
-
-def enable() -> None:
-    """Use the fork server for captured launches of this process (Linux only)."""
-    _STATE["enabled"] = sys.platform.startswith("linux")
-
-
-def disable() -> None:
-    """Spawn every gateway again (a running server stays until :func:`stop`)."""
-    _STATE["enabled"] = False
-
-
-def enabled() -> bool:
-    """Whether captured launches go through the fork server."""
-    return _STATE["enabled"] is True
 
 
 def _server() -> tuple[subprocess.Popen[bytes], socket.socket]:

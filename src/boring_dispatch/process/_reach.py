@@ -52,6 +52,7 @@ _EPERM: Final = 1
 _EINVAL: Final = 22
 
 _LIBC: list[Any] = []
+_CAPABILITY_TYPES: list[Any] = []
 
 
 class ReachError(Exception):
@@ -129,21 +130,31 @@ class _Capabilities:
             word.inheritable &= mask
 
 
+def capability_types() -> tuple[Any, Any]:
+    """The ``capget`` header and data structures (ctypes), made once per process."""
+    if not _CAPABILITY_TYPES:
+        import ctypes
+
+        class Header(ctypes.Structure):
+            _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+        class Data(ctypes.Structure):
+            _fields_ = (
+                ("effective", ctypes.c_uint32),
+                ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32),
+            )
+
+        _CAPABILITY_TYPES.extend((Header, Data))
+    return _CAPABILITY_TYPES[0], _CAPABILITY_TYPES[1]
+
+
 def _capabilities(libc: Any) -> _Capabilities:  # noqa: ANN401 - a ctypes library handle
     import ctypes
 
-    class Header(ctypes.Structure):
-        _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
-
-    class Data(ctypes.Structure):
-        _fields_ = (
-            ("effective", ctypes.c_uint32),
-            ("permitted", ctypes.c_uint32),
-            ("inheritable", ctypes.c_uint32),
-        )
-
-    header = Header(_CAPABILITY_VERSION_3, 0)
-    data = (Data * 2)()
+    header_type, data_type = capability_types()
+    header = header_type(_CAPABILITY_VERSION_3, 0)
+    data = (data_type * 2)()
     if libc.capget(ctypes.byref(header), data) != 0:
         raise ReachError("cannot read this process's capabilities")
     return _Capabilities(header, data)

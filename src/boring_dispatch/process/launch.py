@@ -128,8 +128,8 @@ def _spawn(  # noqa: PLR0913 - keyword-only flags; every input is used once
     out = subprocess.PIPE if capture else None
     nested = _in_gateway()
     run_as = limits.run_as_uid is not None
-    # The fork server: captured top-level launches of this process, never another user.
-    forked = capture and not nested and not run_as and _fork.enabled()
+    # The fork server: captured top-level launches that ask for it, never another user.
+    forked = capture and not nested and not run_as and limits.fork_server and _fork.AVAILABLE
     argv = child_argv(route, limits, broker_fd=FORKED_BROKER_FD if forked else broker.child_fd)
 
     def start() -> subprocess.Popen[bytes]:

@@ -38,7 +38,7 @@ from typing import Final
 
 from boring_dispatch.process import _reach, wire
 from boring_dispatch.process._command import FORKED_BROKER_FD
-from boring_dispatch.process.child import runner
+from boring_dispatch.process.child import _exit, runner
 
 __all__ = [
     "BROKER_FD",
@@ -78,7 +78,7 @@ def close_others(keep: int) -> None:
                 os.close(fd)
 
 
-def _place(fds: list[int]) -> None:
+def _place(fds: list[int]) -> list[object]:
     """spec, status, stdin, stdout, stderr, broker -> 3 (spec), 0, 1, 2, 4 (broker)."""
     import fcntl
 
@@ -89,17 +89,19 @@ def _place(fds: list[int]) -> None:
         os.dup2(source, target, inheritable=True)
     os.dup2(spec, _SPEC_FD, inheritable=False)
     close_others(max(_SPEC_FD, BROKER_FD) + 1)
-    _fresh_stdio()
+    return _fresh_stdio()
 
 
-def _fresh_stdio() -> None:
+def _fresh_stdio() -> list[object]:
     """New ``sys.stdin/stdout/stderr`` over descriptors 0-2, as a starting interpreter makes them.
 
     The server's were opened on ``/dev/null``; reusing them would keep its
-    buffers and its notion of seekability.
+    buffers and its notion of seekability. Returns the objects made (text,
+    buffer and raw layers of the three streams).
     """
     import io
 
+    made: list[object] = []
     for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
         old = getattr(sys, name)
         raw = io.FileIO(fd, "rb" if fd == 0 else "wb", closefd=False)
@@ -115,6 +117,8 @@ def _fresh_stdio() -> None:
         )
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
+        made += [stream, buffered, raw]
+    return made
 
 
 def _read_spec(sock: socket.socket) -> tuple[list[str], dict[str, str], str]:
@@ -188,23 +192,41 @@ def _set_up(sock: socket.socket) -> list[str]:
 def preload() -> None:
     """In the server, once: what every child would load anyway (stdlib and our own code only).
 
-    The C library handle, ``argparse`` (parsed gateways), ``fcntl`` and ``io``;
-    then the collector's view of everything loaded is frozen, so the children's
-    collections do not touch (and copy) the server's pages.
+    The C library handle, the functions of it a child calls and the
+    ``capget`` structures, ``argparse`` (parsed gateways), ``fcntl``, ``io``,
+    ``locale`` (the child's set-up) and :mod:`boring_dispatch._files` (the
+    runner's span writer appends with it); then the collector's view of
+    everything loaded is frozen, so the children's collections do not touch
+    (and copy) the server's pages.
     """
     import argparse  # noqa: F401 - loaded for the children
     import fcntl  # noqa: F401
     import gc
     import io  # noqa: F401
+    import locale  # noqa: F401
 
-    _reach.libc()
+    from boring_dispatch import _files  # noqa: F401
+
+    libc = _reach.libc()
+    # Made (and cached on the handle by ctypes) here, not in each child (see _exit).
+    libc.prctl, libc.capget, libc.capset, libc.fflush  # noqa: B018
+    _reach.capability_types()
     gc.freeze()
 
 
 def run_call(fds: list[int], *, server_pid: int) -> int:
-    """Set this forked child up as a spawned runner would be, then run the runner."""
+    """Set this forked child up as a spawned runner would be, then run the runner.
+
+    The call ends through :func:`~boring_dispatch.process.child._exit.finish`
+    (the interpreter's exit without the server's teardown); the status is
+    returned only when that falls back to the interpreter's full exit.
+    """
+    import gc
+
+    gc.freeze()  # what the server made while serving is not the call's (see _exit)
+    taken = _exit.Snapshot()
     os.setsid()
-    _place(fds)
+    streams = _place(fds)
     sock = socket.socket(fileno=_SPEC_FD)
     try:
         argv = _set_up(sock)
@@ -217,7 +239,11 @@ def run_call(fds: list[int], *, server_pid: int) -> int:
     except OSError:
         code = code or errno.EPIPE
     sock.close()
+    del sock  # nothing of the set-up outlives it (see _exit)
     if code:
         return 127
     sys.argv = [runner.__file__ or "runner", *argv]
-    return runner.main(argv, parent_pid=server_pid)
+    status = _exit.status_of(lambda: runner.main(argv, parent_pid=server_pid))
+    with suppress(Exception):  # never the call's status: the interpreter's exit then
+        _exit.finish(status, taken, streams)
+    return status

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.process._cancel import cancel as cancel_launches
 from boring_dispatch.process._cancel import forget as forget_cancelled
-from boring_dispatch.process._fork import enable as enable_fork_server
 from boring_dispatch.surfaces.mcp._children import end_descendant_groups
 from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
@@ -107,12 +106,11 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     if context is not None and registry is None:
         raise RuntimeMisconfigured("--context supplies a Python table (--registry) only")
     if config is not None and registry is None:
+        # A long-lived server: gateways are forked from a clean fork server (process/_fork.py)
+        # unless --spawn-gateways.
         backend = _repository_calls(
-            config, timeout_s=timeout_s, run_as=run_as, callers=callers, ledger=ledger
+            config, timeout_s=timeout_s, run_as=run_as, callers=callers, ledger=ledger, spawn=spawn
         )
-        if not spawn:
-            # A long-lived server: gateways are forked from a clean fork server (process/_fork.py).
-            enable_fork_server()
     elif callers is not None:
         raise RuntimeMisconfigured("--caller binds a repository server (--config) only")
     elif spawn:
@@ -133,13 +131,14 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     return 0
 
 
-def _repository_calls(
+def _repository_calls(  # noqa: PLR0913 - keyword-only, each from one option
     config: str,
     *,
     timeout_s: float | None,
     run_as: str | None,
     callers: Sequence[str] | None,
     ledger: str | None,
+    spawn: bool,
 ) -> RepositoryCalls:
     """The repository backend: limits checked, repository opened, ``--caller`` values bound."""
     from boring_dispatch.process._admission import limits_problem
@@ -148,7 +147,9 @@ def _repository_calls(
     from boring_dispatch.repository.repository import Repository
     from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, bound_callers
 
-    limits = ExecLimits() if timeout_s is None else ExecLimits(timeout_s=timeout_s)
+    limits = ExecLimits(fork_server=not spawn)
+    if timeout_s is not None:
+        limits = ExecLimits(timeout_s=timeout_s, fork_server=not spawn)
     limits = with_run_as(limits, run_as)
     problem = limits_problem(limits)
     if problem is not None:

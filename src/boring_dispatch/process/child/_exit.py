@@ -1,0 +1,353 @@
+"""How a forked gateway ends: the interpreter's own exit, without tearing down the server.
+
+A spawned gateway ends through ``Py_FinalizeEx``. A forked one would pay the
+same, plus the teardown of every module the fork server loaded (about 5 ms:
+clearing them writes to, and so copies, the server's pages). :func:`finish`
+runs the steps of that exit that a gateway can observe, in the interpreter's
+order (CPython 3.11, ``Py_RunMain`` and ``Py_FinalizeEx``), then ends with
+``os._exit``:
+
+1. the call's status as the interpreter computes it: ``SystemExit(None)`` ->
+   0, an int -> its low byte (-1 when it does not fit a C ``long``), anything
+   else printed on stderr -> 1; another exception through ``sys.excepthook``
+   (``sys.last_*`` set) -> 1;
+2. the non-daemon threads joined (``threading._shutdown``);
+3. the ``atexit`` handlers (``weakref.finalize`` objects included);
+4. ``sys.stdout`` and ``sys.stderr`` flushed; ``gc.collect()`` when enabled;
+5. ``finalize_modules`` for the modules imported after the fork: the
+   special ``sys`` names set to ``None`` and the standard streams restored,
+   those modules removed from ``sys.modules``, a collection, their
+   dictionaries cleared in reverse import order as ``_PyModule_ClearDict``
+   clears them (single-underscore names first), a collection;
+6. the standard streams flushed again, the C library's streams flushed;
+   ``os._exit(status)``.
+
+It falls back to the interpreter's full exit (``None`` is returned and the
+caller raises ``SystemExit(status)``, the status already computed and
+reported) whenever skipping the server's teardown could change what the
+gateway's exit does: an uncaught ``KeyboardInterrupt`` (the interpreter ends
+with ``SIGINT``); another thread still alive after the join or after the
+``atexit`` handlers (a daemon thread keeps running through a teardown); a
+failed flush (the interpreter reports it and exits 120); and any object made
+after the fork that is still alive after step 5 whose deallocation could do
+more than free memory: such an object is held by the server's modules, and
+only their teardown would end it (see :func:`_inert`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import os
+import sys
+from collections.abc import Callable, Collection, Sequence
+from contextlib import suppress
+from types import ModuleType
+from typing import Final
+
+from boring_dispatch.process import _reach
+
+__all__ = ["Snapshot", "finish", "status_of"]
+
+#: What ``finalize_modules_delete_special`` sets to ``None`` in ``sys`` (CPython 3.11).
+_SYS_DELETES: Final = (
+    "path", "argv", "ps1", "ps2", "last_type", "last_value", "last_traceback",
+    "path_hooks", "path_importer_cache", "meta_path", "__interactivehook__",
+)  # fmt: skip
+_STREAMS: Final = ("stdin", "stdout", "stderr")
+_C_LONG: Final = 1 << 63
+#: Builtins set after the interpreter copied them (``open``) and by ``site``.
+_ADDED_AFTER_COPY: Final = frozenset(
+    {"open", "exit", "quit", "copyright", "credits", "license", "help", "_"}
+)
+#: ``PyTypeObject.tp_dealloc``: after the object head and tp_name, tp_basicsize, tp_itemsize.
+_TP_DEALLOC_OFFSET: Final = 6 * 8
+
+
+def status_of(run: Callable[[], int]) -> int:
+    """Run the call; its exit status, reported as the interpreter reports it.
+
+    An uncaught ``KeyboardInterrupt`` propagates: the interpreter's own exit
+    ends the process with ``SIGINT``.
+    """
+    try:
+        return _low_byte(run())
+    except SystemExit as error:
+        return _system_exit(error)
+    except KeyboardInterrupt:
+        raise  # the interpreter ends the process with SIGINT after its exit
+    except BaseException as error:  # noqa: BLE001 - reported as the interpreter reports it
+        _print_uncaught(error)
+        return 1
+
+
+def _low_byte(code: int) -> int:
+    """The exit status of ``exit(code)`` after the interpreter's ``(int)PyLong_AsLong``."""
+    value = int(code)
+    if not -_C_LONG <= value < _C_LONG:
+        value = -1
+    return value & 0xFF
+
+
+def _system_exit(error: SystemExit) -> int:
+    """``_Py_HandleSystemExit``: the status, and the message printed for a non-int code."""
+    try:
+        code: object = error.code
+    except Exception:  # noqa: BLE001 - the interpreter prints the exception itself then
+        code = error
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return _low_byte(code)
+    stderr = getattr(sys, "stderr", None)
+    try:
+        text = str(code)
+    except Exception:  # noqa: BLE001 - nothing is printed then
+        text = ""
+    for piece in (text, "\n"):
+        try:
+            if stderr is None:
+                os.write(2, piece.encode("utf-8", "backslashreplace"))
+            else:
+                stderr.write(piece)
+        except Exception:  # noqa: BLE001, S110 - the interpreter ignores it too
+            pass
+    return 1
+
+
+def _print_uncaught(error: BaseException) -> None:
+    """``PyErr_Print``: ``sys.last_*``, then ``sys.excepthook`` (its own failure printed too)."""
+    kind, tb = type(error), error.__traceback__
+    sys.last_type, sys.last_value, sys.last_traceback = kind, error, tb
+    hook = getattr(sys, "excepthook", None)
+    if hook is None:
+        os.write(2, b"sys.excepthook is missing\n")
+        return
+    try:
+        hook(kind, error, tb)
+    except BaseException as failure:  # noqa: BLE001 - as pythonrun.c reports it
+        sys.stderr.write("Error in sys.excepthook:\n")
+        sys.__excepthook__(type(failure), failure, failure.__traceback__)
+        sys.stderr.write("\nOriginal exception was:\n")
+        sys.__excepthook__(kind, error, tb)
+
+
+class Snapshot:
+    """What the interpreter's exit restores or tells apart, taken in the child at the fork."""
+
+    def __init__(self) -> None:
+        import builtins
+
+        #: ``sys.modules``: the server's modules (its teardown is what is skipped).
+        self.modules: Final = dict(sys.modules)
+        #: The builtins as ``pycore_init_builtins`` copied them: the interpreter's exit
+        #: restores that copy, without ``open`` and what ``site`` added.
+        self.builtins: Final = {
+            key: value for key, value in vars(builtins).items() if key not in _ADDED_AFTER_COPY
+        }
+
+
+def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
+    """End the process as the interpreter's exit would, or return to fall back to it.
+
+    ``taken`` is what :class:`Snapshot` saw at the fork; ``streams`` the
+    standard streams the child made (all their layers): their end, once
+    flushed, does nothing more (their raw files do not close descriptors).
+    """
+    exempt = {id(stream) for stream in streams}  # alive: the caller holds them
+    if "threading" in sys.modules:
+        sys.modules["threading"]._shutdown()  # noqa: SLF001 - the interpreter's own step
+    if not _alone():
+        return
+    import atexit
+
+    atexit._run_exitfuncs()  # noqa: SLF001 - the interpreter's own step
+    if not _alone() or not _flushed():
+        return
+    if gc.isenabled():
+        gc.collect()
+    # Everything the rest needs, before the call's modules (``_random``) and sys.modules go.
+    inert_types = _inert_types()
+    libc = _reach.libc()
+    _clear_special()
+    server = _clear_modules(taken)
+    if not _alone() or not all(_inert(obj, exempt, inert_types) for obj in gc.get_objects()):
+        sys.modules.update(server)  # the interpreter's exit tears the server's modules down
+        return
+    if not _flushed(streams):
+        return
+    libc.fflush(None)  # what the C library's exit does for its own streams
+    os._exit(status)
+
+
+def _alone() -> bool:
+    """Whether this is the process's only thread."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1  # noqa: PTH208 - a count
+    except OSError:
+        return False
+
+
+def _flushed(extra: Collection[object] = ()) -> bool:
+    """``flush_std_files``: ``sys.stdout`` and ``sys.stderr`` unless ``None`` or closed."""
+    for stream in (getattr(sys, "stdout", None), getattr(sys, "stderr", None), *extra):
+        if stream is None or getattr(stream, "closed", True):
+            continue
+        try:
+            stream.flush()  # type: ignore[union-attr]  # none: the interpreter reports it
+        except Exception:  # noqa: BLE001 - the interpreter reports it and exits 120
+            return False
+    return True
+
+
+def _clear_special() -> None:
+    """``finalize_modules_delete_special``."""
+    import builtins
+
+    builtins._ = None  # type: ignore[attr-defined]
+    for name in _SYS_DELETES:
+        setattr(sys, name, None)
+    for name in _STREAMS:
+        setattr(sys, name, getattr(sys, f"__{name}__", None))
+
+
+def _clear_modules(taken: Snapshot) -> dict[str, ModuleType]:
+    """``finalize_modules`` for the modules loaded after the fork.
+
+    ``sys.modules`` is emptied, the builtins restored, a collection runs, then
+    the dictionaries of the call's modules still alive are cleared, newest
+    first, and a collection runs. Returns the server's modules (taken out of
+    ``sys.modules`` as the interpreter's exit takes them out).
+    """
+    import builtins
+    from _weakref import ref
+
+    alive: list[ref[ModuleType]] = []
+    server: dict[str, ModuleType] = {}
+    for name, module in list(sys.modules.items()):
+        if taken.modules.get(name) is module:
+            server[name] = module
+        else:
+            with suppress(TypeError):  # not a module: a gateway put something else there
+                alive.append(ref(module))
+        sys.modules[name] = None  # type: ignore[assignment]
+    del name, module
+    sys.modules.clear()
+    namespace = vars(builtins)
+    namespace.clear()
+    namespace.update(taken.builtins)
+    gc.collect()
+    for weak in reversed(alive):
+        found = weak()
+        if found is not None:
+            _clear_dict(vars(found))
+        del found
+    gc.collect()
+    return server
+
+
+def _clear_dict(namespace: dict[str, object]) -> None:
+    """``_PyModule_ClearDict``: ``_x`` names first, then all but ``__builtins__``."""
+    for key in list(namespace):
+        single = isinstance(key, str) and key[:1] == "_" and key[1:2] != "_"
+        if single and namespace.get(key) is not None:
+            namespace[key] = None
+    for key in list(namespace):
+        if isinstance(key, str) and key != "__builtins__" and namespace.get(key) is not None:
+            namespace[key] = None
+
+
+def _inert(obj: object, exempt: Collection[int], inert_types: frozenset[type]) -> bool:
+    """Whether the end of ``obj`` (made after the fork, still alive) does nothing observable.
+
+    True for an exempt object, for a weak reference without a callback (or
+    with one of the standard library's bookkeeping callbacks), and for an
+    object every class of whose type is either one of the built-in types in
+    ``inert_types`` (:func:`_inert_types`) or a Python class without ``__del__`` deallocated by
+    the interpreter's generic routine. False for everything else: files,
+    sockets, generators, database connections, objects with ``__del__``...
+    """
+    if id(obj) in exempt:
+        return True
+    if isinstance(obj, _WEAKREF_TYPES):
+        return _bookkeeping(getattr(obj, "__callback__", None))
+    return all(_inert_class(klass, inert_types) for klass in type(obj).__mro__)
+
+
+def _inert_class(klass: type, inert_types: frozenset[type]) -> bool:
+    if klass in inert_types:
+        return True
+    return _dealloc(klass) == _GENERIC_DEALLOC and "__del__" not in vars(klass)
+
+
+def _dealloc(klass: type) -> int | None:
+    return ctypes.c_void_p.from_address(id(klass) + _TP_DEALLOC_OFFSET).value
+
+
+class _Plain:
+    """A Python class: its deallocation routine is the generic one (``subtype_dealloc``)."""
+
+
+_GENERIC_DEALLOC: Final = _dealloc(_Plain)
+
+
+def _bookkeeping(callback: object) -> bool:
+    """No callback, or one that only removes an entry from a weak container."""
+    if callback is None:
+        return True
+    code = getattr(callback, "__code__", None)
+    if code is not None:
+        where = (getattr(code, "co_qualname", ""), code.co_filename.rpartition("/")[2])
+        return where in _BOOKKEEPING_CALLBACKS
+    # _abc's registry and caches: the C function _destroy bound to a weak reference.
+    return getattr(callback, "__name__", "") == "_destroy" and isinstance(
+        getattr(callback, "__self__", None), _WEAKREF_TYPES
+    )
+
+
+def _inert_types() -> frozenset[type]:
+    """Built-in types whose deallocation only frees memory and drops references."""
+    import _thread
+    import abc
+    import builtins
+    import re
+    import types
+
+    random = sys.modules.get("_random")  # random.Random's base, when the call loaded it
+    extra: set[type] = {random.Random} if isinstance(random, ModuleType) else set()
+    return frozenset(
+        {
+            object, type, int, bool, float, complex, str, bytes, tuple, list, dict, set,
+            frozenset, range, slice, type(None), property, classmethod, staticmethod,
+            types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CellType,
+            types.CodeType, types.ModuleType, types.MappingProxyType, types.SimpleNamespace,
+            types.GetSetDescriptorType, types.MemberDescriptorType, types.WrapperDescriptorType,
+            types.MethodDescriptorType, types.ClassMethodDescriptorType,
+            types.MethodWrapperType, re.Pattern, re.Match, _thread.LockType, _thread.RLock,
+            type(vars(abc.ABC)["_abc_impl"]),  # _abc's per-class data
+        }
+        | extra
+        | {
+            klass
+            for klass in vars(builtins).values()
+            if isinstance(klass, type) and issubclass(klass, BaseException)
+        }
+    )  # fmt: skip
+
+
+def _weakref_types() -> tuple[type, ...]:
+    import _weakref
+
+    return (_weakref.ref,)
+
+
+_WEAKREF_TYPES: Final = _weakref_types()
+#: Weak-reference callbacks of the standard library that only drop an entry from a container.
+_BOOKKEEPING_CALLBACKS: Final = frozenset(
+    {
+        ("WeakSet.__init__.<locals>._remove", "_weakrefset.py"),
+        ("WeakValueDictionary.__init__.<locals>.remove", "weakref.py"),
+        ("WeakKeyDictionary.__init__.<locals>.remove", "weakref.py"),
+        ("_removeHandlerRef", "__init__.py"),  # logging's handler list
+    }
+)

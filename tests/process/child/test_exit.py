@@ -1,0 +1,358 @@
+"""How a forked gateway ends (``_exit``): what it observes must equal the spawned gateway's.
+
+A differential test over a family of gateways: each combines exit effects (atexit
+handlers, threads, temporary files and buffered files held in globals, closures
+and cycles, logging handlers, finalizers, output without a newline, a grandchild,
+an object left in a module of the server) with one ending (return values,
+``sys.exit`` variants, exceptions, a failing flush, ``KeyboardInterrupt``). Each
+runs once spawned and once forked from the fork server; the exit status, stdout,
+stderr and the files left behind must be identical. Tracebacks differ only in the
+launcher's own frames (runpy and the runner against the fork server's), which are
+dropped before the comparison, with object addresses; failed finalizers are compared
+as a set (see :func:`_stderr`).
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import re
+import socket
+import sqlite3
+import tempfile
+import threading
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from boring_dispatch._value import replace
+from boring_dispatch.process import _fork
+from boring_dispatch.process.child import _exit
+from boring_dispatch.process.launch import run_captured
+from boring_dispatch.records import ExecLimits
+from kits.gateways import Repo, make_repo, make_route
+
+FORKED = ExecLimits(timeout_s=30.0, fork_server=True)
+SPAWNED = replace(FORKED, fork_server=False)
+#: A fork-mode session (kits/forkmode.py) forces the fork server on run_captured: not here.
+spawn_captured = getattr(run_captured, "__wrapped__", run_captured)
+
+HEADER = """
+import atexit, io, logging, os, sys, tempfile, threading, time, weakref
+from boring_dispatch.gateway import ArgvInterface
+
+KEPT = []
+HOLDERS = []
+
+
+def _write(place, name, text):
+    with open(os.path.join(place, name), "w") as handle:
+        handle.write(text)
+
+
+class Closer:
+    def __init__(self, place, name, use_open):
+        self.place, self.name, self.use_open = place, name, use_open
+
+    def __del__(self):
+        if self.use_open:  # at teardown the builtins are restored: no ``open``
+            _write(self.place, self.name, "finalized")
+        else:
+            fd = os.open(os.path.join(self.place, self.name), os.O_WRONLY | os.O_CREAT, 0o600)
+            os.write(fd, b"finalized")
+            os.close(fd)
+
+
+class Printer:
+    def __del__(self):
+        sys.stdout.write("deleted;")
+
+
+class Cycle:
+    pass
+
+
+class Unflushable(io.StringIO):
+    def flush(self):
+        raise OSError("cannot flush")
+
+
+def _later(place):
+    time.sleep(0.05)
+    _write(place, "thread.txt", "late")
+    print("thread done")
+
+
+def _boom():
+    raise ValueError("boom at exit")
+
+
+def _generator(place):
+    try:
+        yield 1
+    finally:
+        _write(place, "generator.txt", "closed")
+
+
+class Echo(ArgvInterface):
+    def run(self, argv):
+        place = argv[0]
+"""
+
+#: Each effect: lines of ``run`` (8 spaces in), with ``place`` the scratch directory.
+EFFECTS: dict[str, str] = {
+    "atexit-print": "atexit.register(sys.stdout.write, 'at exit')",
+    "atexit-file": "atexit.register(_write, place, 'atexit.txt', 'ran')",
+    "atexit-raises": "atexit.register(_boom)",
+    "thread": "threading.Thread(target=_later, args=(place,)).start()",
+    "daemon-thread": "threading.Thread(target=threading.Event().wait, daemon=True).start()",
+    "temp-global": (
+        "KEPT.append(tempfile.NamedTemporaryFile(dir=place, prefix='tmpg-'))\n"
+        "KEPT[-1].write(b'secret')"
+    ),
+    "temp-closure": (
+        "def holder(kept=tempfile.NamedTemporaryFile(dir=place, prefix='tmpc-')):\n"
+        "    return kept\n"
+        "HOLDERS.append(holder)"
+    ),
+    "temp-cycle": (
+        "cycle = Cycle(); cycle.me = cycle\n"
+        "cycle.file = tempfile.NamedTemporaryFile(dir=place, prefix='tmpy-')\n"
+        "KEPT.append(cycle)"
+    ),
+    "temp-dir": (
+        "KEPT.append(tempfile.TemporaryDirectory(dir=place, prefix='dir-'))\n"
+        "_write(KEPT[-1].name, 'inside.txt', 'x')"
+    ),
+    "buffered-global": (
+        "KEPT.append(open(os.path.join(place, 'buffered.txt'), 'w'))\nKEPT[-1].write('unflushed')"
+    ),
+    "buffered-cycle": (
+        "cycle = Cycle(); cycle.me = cycle\n"
+        "cycle.file = open(os.path.join(place, 'cycle.bin'), 'wb', buffering=1 << 16)\n"
+        "cycle.file.write(b'in a cycle')\n"
+        "KEPT.append(cycle)"
+    ),
+    "logging-file": (
+        "logger = logging.getLogger('gateway')\n"
+        "logger.addHandler(logging.FileHandler(os.path.join(place, 'log.txt')))\n"
+        "logger.warning('logged')"
+    ),
+    "logging-stderr": "logging.warning('to stderr')",
+    "del-open": "KEPT.append(Closer(place, 'del-open.txt', True))",
+    "del-os": "KEPT.append(Closer(place, 'del-os.txt', False))",
+    "del-in-server-module": "os.kept_by_gateway = Closer(place, 'server-module.txt', False)",
+    "print-at-del": "KEPT.append(Printer())",
+    "generator": "KEPT.append(_generator(place)); next(KEPT[-1])",
+    "weakref-finalize": (
+        "KEPT.append(Cycle())\nweakref.finalize(KEPT[-1], _write, place, 'finalize.txt', 'ran')"
+    ),
+    "stdout-partial": "sys.stdout.write('partial')",
+    "stderr-partial": "sys.stderr.write('err-partial')",
+    "original-stdout": "sys.stdout = io.StringIO(); print('hidden'); sys.__stdout__.write('orig')",
+    "grandchild": (
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    _write(place, 'grandchild.txt', str(os.getppid() > 0)); os._exit(0)\n"
+        "os.waitpid(pid, 0)"
+    ),
+}
+
+#: How ``run`` ends.
+ENDINGS: dict[str, str] = {
+    "return-none": "return None",
+    "return-7": "return 7",
+    "exit-3": "sys.exit(3)",
+    "exit-300": "sys.exit(300)",
+    "exit-minus-1": "sys.exit(-1)",
+    "exit-huge": "sys.exit(2 ** 70)",
+    "exit-none": "sys.exit()",
+    "exit-message": "sys.exit('a message')",
+    "exit-object": "sys.exit(['a', 1])",
+    "raise": "raise ValueError('bad input')",
+    "flush-fails": "sys.stdout = Unflushable(); print('lost')",
+    "stdout-without-flush": (
+        "sys.stdout = type('Sink', (), {'closed': False, 'write': lambda self, text: None})()"
+    ),
+    "stdout-none": "sys.stdout = None",
+    "interrupt": "raise KeyboardInterrupt",
+}
+
+
+def gateway(effects: list[str], ending: str) -> str:
+    lines = [line for name in effects for line in EFFECTS[name].splitlines()]
+    lines.append(ENDINGS[ending])
+    return HEADER + "".join(f"        {line}\n" for line in lines)
+
+
+_FRAME = re.compile(r'^  File "(?P<path>[^"]+)", line \d+')
+
+
+def _stderr(text: str, repo: Repo) -> tuple[str, list[str]]:
+    """Addresses and the launcher's own traceback frames left out.
+
+    The reports of finalizers that failed ("Exception ignored in") come back
+    as a sorted list: the collector finalizes the objects of one garbage cycle
+    in no defined order, and that order differs between a spawned and a forked
+    interpreter even when both end through the interpreter's full exit.
+    """
+    kept: list[str] = []
+    skipping = False
+    for line in text.splitlines(keepends=True):
+        frame = _FRAME.match(line)
+        if frame is not None:
+            skipping = not frame["path"].startswith(str(repo.root))
+            if skipping:
+                continue
+        elif skipping and line.startswith("    "):
+            continue
+        else:
+            skipping = False
+        kept.append(line)
+    head, *ignored = re.split(r"(?m)^(?=Exception ignored in)", "".join(kept))
+    return re.sub(r"0x[0-9a-f]+", "0x?", head), sorted(
+        re.sub(r"0x[0-9a-f]+", "0x?", block) for block in ignored
+    )
+
+
+def _left_behind(place: Path) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for path in sorted(place.rglob("*")):
+        name = re.sub(r"^(tmp[gcy]|dir)-\w+", r"\1-*", str(path.relative_to(place)))
+        found[name] = "" if path.is_dir() else path.read_text(errors="replace")
+    return found
+
+
+def _observed(repo: Repo, place: Path, *, forked: bool) -> tuple[object, ...]:
+    place.mkdir()
+    launch = run_captured if forked else spawn_captured
+    route = make_route(repo, (str(place),))
+    result = launch(route, stdin=None, limits=FORKED if forked else SPAWNED, trace_id=None)
+    return (
+        result.exit_code,
+        result.stdout,
+        _stderr(result.stderr, repo),
+        _left_behind(place),
+        result.timed_out,
+    )
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[None]:
+    try:
+        yield
+    finally:
+        _fork.stop()
+
+
+def _differential(base: Path, effects: list[str], ending: str) -> None:
+    repo = make_repo(base)
+    repo.write("gateway.py", gateway(effects, ending))
+    spawned = _observed(repo, base / "spawned", forked=False)
+    forked = _observed(repo, base / "forked", forked=True)
+    assert forked == spawned
+
+
+@pytest.mark.parametrize("effect", sorted(EFFECTS))
+def test_each_exit_effect_is_the_same_forked_and_spawned(
+    server: None, tmp_path: Path, effect: str
+) -> None:
+    _differential(tmp_path, [effect], "return-none")
+
+
+@pytest.mark.parametrize("ending", sorted(ENDINGS))
+def test_each_ending_is_the_same_forked_and_spawned(
+    server: None, tmp_path: Path, ending: str
+) -> None:
+    effects = ["atexit-print", "temp-global", "buffered-global", "stderr-partial"]
+    _differential(tmp_path, effects, ending)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    effects=st.lists(st.sampled_from(sorted(EFFECTS)), max_size=6, unique=True),
+    ending=st.sampled_from(sorted(ENDINGS)),
+)
+def test_combined_exit_effects_are_the_same_forked_and_spawned(
+    server: None, effects: list[str], ending: str
+) -> None:
+    with tempfile.TemporaryDirectory(prefix="exit-diff-") as scratch:
+        _differential(Path(scratch), effects, ending)
+
+
+class _WithDel:
+    def __del__(self) -> None:
+        pass
+
+
+class _InheritsDel(_WithDel):
+    pass
+
+
+class _Plain:
+    pass
+
+
+class _PlainDict(dict[str, int]):
+    pass
+
+
+def _generator() -> Iterator[int]:
+    yield 1
+
+
+def _inert(obj: object) -> bool:
+    return _exit._inert(obj, set(), _exit._inert_types())
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        _Plain,
+        lambda: _PlainDict(a=1),
+        lambda: {"a": [1, (2, 3)]},
+        lambda: re.compile("x+"),
+        threading.RLock,
+        lambda: weakref.ref(_Plain),
+        lambda: ValueError("kept"),
+        lambda: _Plain,
+    ],
+)
+def test_objects_whose_end_does_nothing_are_inert(make: object) -> None:
+    assert _inert(make())  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        _WithDel,
+        _InheritsDel,
+        lambda: io.BytesIO(b"x"),
+        lambda: io.StringIO("x"),
+        _generator,
+        lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM),
+        lambda: sqlite3.connect(":memory:"),
+        lambda: weakref.ref(_Plain, print),
+        type("Buffer", (io.BytesIO,), {}),
+        tempfile.SpooledTemporaryFile,
+    ],
+)
+def test_objects_whose_end_may_act_are_not_inert(make: object) -> None:
+    made = make()  # type: ignore[operator]
+    try:
+        assert not _inert(made)
+    finally:
+        for close in ("close", "detach"):
+            if hasattr(made, close):
+                getattr(made, close)()
+                break
+        del made
+        gc.collect()
