@@ -76,6 +76,36 @@ class Cycle:
     pass
 
 
+class Witness:
+    # Writes its file when it ends, with nothing it needs looked up at that time.
+
+    def __init__(self, place, name):
+        self.path = os.path.join(place, name)
+
+    def __del__(self, _open=os.open, _write=os.write, _close=os.close, _flags=os.O_WRONLY | os.O_CREAT):
+        fd = _open(self.path, _flags, 0o600)
+        _write(fd, b"ended")
+        _close(fd)
+
+
+class WitnessRef(weakref.ref):
+    # A weak reference whose own end acts.
+
+    __del__ = Witness.__del__
+
+
+class Slotted:
+    __slots__ = ("__weakref__",)
+
+
+class Code(int):
+    def __int__(self):
+        return 0
+
+    def __index__(self):
+        return 0
+
+
 class Unflushable(io.StringIO):
     def flush(self):
         raise OSError("cannot flush")
@@ -147,6 +177,15 @@ EFFECTS: dict[str, str] = {
     "del-os": "KEPT.append(Closer(place, 'del-os.txt', False))",
     "del-in-server-module": "os.kept_by_gateway = Closer(place, 'server-module.txt', False)",
     "print-at-del": "KEPT.append(Printer())",
+    "del-frozen-in-server-module": (
+        "os.kept_frozen = Witness(place, 'frozen.txt')\nimport gc\ngc.freeze()"
+    ),
+    "weakref-subclass-del-in-server-module": (
+        "os.kept_ref = WitnessRef(Cycle)\nos.kept_ref.path = os.path.join(place, 'ref.txt')"
+    ),
+    "not-a-module-in-sys-modules": (
+        "sys.modules['gateway_odd'] = Slotted()\nos.kept_odd = Witness(place, 'odd.txt')"
+    ),
     "generator": "KEPT.append(_generator(place)); next(KEPT[-1])",
     "weakref-finalize": (
         "KEPT.append(Cycle())\nweakref.finalize(KEPT[-1], _write, place, 'finalize.txt', 'ran')"
@@ -180,6 +219,10 @@ ENDINGS: dict[str, str] = {
     ),
     "stdout-none": "sys.stdout = None",
     "interrupt": "raise KeyboardInterrupt",
+    "exit-int-subclass": "sys.exit(Code(3))",
+    "excepthook-exits": "sys.excepthook = lambda *args: sys.exit(4)\nraise ValueError('hooked')",
+    "excepthook-missing": "del sys.excepthook\nraise ValueError('no hook')",
+    "excepthook-none": "sys.excepthook = None\nraise ValueError('none hook')",
 }
 
 
