@@ -82,8 +82,12 @@ def status_of(run: Callable[[], int]) -> int:
 
 
 def _low_byte(code: int) -> int:
-    """The exit status of ``exit(code)`` after the interpreter's ``(int)PyLong_AsLong``."""
-    value = int(code)
+    """The exit status of ``exit(code)`` after the interpreter's ``(int)PyLong_AsLong``.
+
+    ``PyLong_AsLong`` reads an int subclass's own value: its ``__int__`` and
+    ``__index__`` are never called (``int(code)`` would call them).
+    """
+    value = int.__int__(code)
     if not -_C_LONG <= value < _C_LONG:
         value = -1
     return value & 0xFF
