@@ -352,6 +352,21 @@ def _generator() -> Iterator[int]:
     yield 1
 
 
+class _RefWithDel(weakref.ref):  # type: ignore[type-arg]
+    def __del__(self) -> None:
+        pass
+
+
+class _RefHidingCallback(weakref.ref):  # type: ignore[type-arg]
+    @property
+    def __callback__(self) -> None:  # type: ignore[override]
+        return None
+
+
+class _PlainRef(weakref.ref):  # type: ignore[type-arg]
+    pass
+
+
 def _inert(obj: object) -> bool:
     return _exit._inert(obj, set(), _exit._inert_types())
 
@@ -365,6 +380,7 @@ def _inert(obj: object) -> bool:
         lambda: re.compile("x+"),
         threading.RLock,
         lambda: weakref.ref(_Plain),
+        lambda: _PlainRef(_Plain),
         lambda: ValueError("kept"),
         lambda: _Plain,
     ],
@@ -384,6 +400,8 @@ def test_objects_whose_end_does_nothing_are_inert(make: object) -> None:
         lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM),
         lambda: sqlite3.connect(":memory:"),
         lambda: weakref.ref(_Plain, print),
+        lambda: _RefWithDel(_Plain),
+        lambda: _RefHidingCallback(_Plain, print),
         type("Buffer", (io.BytesIO,), {}),
         tempfile.SpooledTemporaryFile,
     ],

@@ -273,9 +273,14 @@ def _inert(obj: object, exempt: Collection[int], inert_types: frozenset[type]) -
     """
     if id(obj) in exempt:
         return True
+    classes = type(obj).__mro__
     if isinstance(obj, _WEAKREF_TYPES):
-        return _bookkeeping(getattr(obj, "__callback__", None))
-    return all(_inert_class(klass, inert_types) for klass in type(obj).__mro__)
+        # The callback read through the base's own descriptor (a subclass could override
+        # the name); a subclass's own end (``__del__``) is judged as any class's is.
+        if not _bookkeeping(_CALLBACK.__get__(obj)):
+            return False
+        classes = tuple(klass for klass in classes if klass not in _WEAKREF_TYPES)
+    return all(_inert_class(klass, inert_types) for klass in classes)
 
 
 def _inert_class(klass: type, inert_types: frozenset[type]) -> bool:
@@ -346,6 +351,7 @@ def _weakref_types() -> tuple[type, ...]:
 
 
 _WEAKREF_TYPES: Final = _weakref_types()
+_CALLBACK: Final = vars(_WEAKREF_TYPES[0])["__callback__"]
 #: Weak-reference callbacks of the standard library that only drop an entry from a container.
 _BOOKKEEPING_CALLBACKS: Final = frozenset(
     {
