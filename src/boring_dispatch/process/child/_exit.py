@@ -144,6 +144,9 @@ class Snapshot:
 
         #: ``sys.modules``: the server's modules (its teardown is what is skipped).
         self.modules: Final = dict(sys.modules)
+        #: The objects frozen at the fork (the server's): a call that freezes its own
+        #: hides them from ``gc.get_objects``, so their ends could not be judged.
+        self.frozen: Final = gc.get_freeze_count()
         #: The builtins as ``pycore_init_builtins`` copied them: the interpreter's exit
         #: restores that copy, without ``open`` and what ``site`` added.
         self.builtins: Final = {
@@ -159,6 +162,8 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
     flushed, does nothing more (their raw files do not close descriptors).
     """
     exempt = {id(stream) for stream in streams}  # alive: the caller holds them
+    if gc.get_freeze_count() > taken.frozen:
+        return  # the call froze objects of its own (gc.freeze): they cannot be judged
     if "threading" in sys.modules:
         sys.modules["threading"]._shutdown()  # noqa: SLF001 - the interpreter's own step
     if not _alone():
