@@ -76,13 +76,16 @@ class Cycle:
     pass
 
 
+FLAGS = os.O_WRONLY | os.O_CREAT
+
+
 class Witness:
     # Writes its file when it ends, with nothing it needs looked up at that time.
 
     def __init__(self, place, name):
         self.path = os.path.join(place, name)
 
-    def __del__(self, _open=os.open, _write=os.write, _close=os.close, _flags=os.O_WRONLY | os.O_CREAT):
+    def __del__(self, _open=os.open, _write=os.write, _close=os.close, _flags=FLAGS):
         fd = _open(self.path, _flags, 0o600)
         _write(fd, b"ended")
         _close(fd)

@@ -36,7 +36,6 @@ only their teardown would end it (see :func:`_inert`).
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import sys
@@ -46,6 +45,7 @@ from types import ModuleType
 from typing import Final
 
 from boring_dispatch.process import _reach
+from boring_dispatch.process.child import _typelayout
 
 __all__ = ["Snapshot", "finish", "status_of"]
 
@@ -60,8 +60,6 @@ _C_LONG: Final = 1 << 63
 _ADDED_AFTER_COPY: Final = frozenset(
     {"open", "exit", "quit", "copyright", "credits", "license", "help", "_"}
 )
-#: ``PyTypeObject.tp_dealloc``: after the object head and tp_name, tp_basicsize, tp_itemsize.
-_TP_DEALLOC_OFFSET: Final = 6 * 8
 
 
 def status_of(run: Callable[[], int]) -> int:
@@ -161,6 +159,8 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
     standard streams the child made (all their layers): their end, once
     flushed, does nothing more (their raw files do not close descriptors).
     """
+    if _typelayout.DEALLOC_OFFSET is None:
+        return  # classes cannot be told apart on this interpreter: never skip its teardown
     exempt = {id(stream) for stream in streams}  # alive: the caller holds them
     if gc.get_freeze_count() > taken.frozen:
         return  # the call froze objects of its own (gc.freeze): they cannot be judged
@@ -291,18 +291,7 @@ def _inert(obj: object, exempt: Collection[int], inert_types: frozenset[type]) -
 def _inert_class(klass: type, inert_types: frozenset[type]) -> bool:
     if klass in inert_types:
         return True
-    return _dealloc(klass) == _GENERIC_DEALLOC and "__del__" not in vars(klass)
-
-
-def _dealloc(klass: type) -> int | None:
-    return ctypes.c_void_p.from_address(id(klass) + _TP_DEALLOC_OFFSET).value
-
-
-class _Plain:
-    """A Python class: its deallocation routine is the generic one (``subtype_dealloc``)."""
-
-
-_GENERIC_DEALLOC: Final = _dealloc(_Plain)
+    return _typelayout.dealloc(klass) == _typelayout.GENERIC and "__del__" not in vars(klass)
 
 
 def _bookkeeping(callback: object) -> bool:

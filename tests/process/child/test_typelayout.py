@@ -1,0 +1,80 @@
+"""Reading ``tp_dealloc`` (``_typelayout``): only at the place checked, else never (the full exit).
+
+The exit protocol skips the end of an object only when every class of it is
+told apart by its deallocation routine; read at a wrong place (another build:
+free threading, ``Py_TRACE_REFS``, another version), a file's routine could
+pass for the generic one. These tests check that the start-up check accepts
+the real place only, that an interpreter it was not written for never reads
+it, and that without it a forked gateway always ends through the full exit.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from boring_dispatch.process.child import _typelayout
+
+WORD = ctypes.sizeof(ctypes.c_void_p)
+#: Well inside every type object (``PyTypeObject`` is far larger).
+SPAN = 30 * WORD
+
+
+def test_this_interpreter_has_a_checked_layout() -> None:
+    assert sys.version_info[:2] in _typelayout.CHECKED_VERSIONS  # the suite's interpreter
+    assert object.__basicsize__ + 4 * WORD == _typelayout.DEALLOC_OFFSET
+    assert _typelayout.GENERIC != 0
+
+
+@given(offset=st.integers(0, SPAN))
+def test_the_layout_check_accepts_the_real_place_only(offset: int) -> None:
+    assert _typelayout.layout_holds(offset) is (offset == _typelayout.DEALLOC_OFFSET)
+
+
+@given(
+    minor=st.integers(0, 40).filter(lambda minor: (3, minor) not in _typelayout.CHECKED_VERSIONS)
+)
+def test_an_unchecked_version_never_reads_the_type_layout(minor: int) -> None:
+    assert _typelayout.offset_for((3, minor), sys.version) is None
+
+
+@pytest.mark.parametrize(
+    "build",
+    ["3.13.0 experimental free-threading build (main, Oct  7 2024)", "3.14.0 free-threading build"],
+)
+def test_a_free_threaded_build_never_reads_the_type_layout(build: str) -> None:
+    assert _typelayout.offset_for((3, 11), build) is None
+
+
+_FINISH = """
+import gc, os, sys
+from boring_dispatch.process.child import _exit, _forked, _typelayout
+if {unknown!r}:
+    _typelayout.DEALLOC_OFFSET = None
+_forked.preload()  # as the fork server does
+gc.freeze()  # as a forked child does: what came before is not the call's
+taken = _exit.Snapshot()
+import colorsys, textwrap  # the call's modules
+_exit.finish(7, taken, [])
+os.write(1, b"full exit")
+raise SystemExit(7)
+"""
+
+
+@pytest.mark.parametrize("unknown", [False, True])
+def test_without_a_known_layout_the_call_ends_through_the_full_exit(unknown: bool) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", textwrap.dedent(_FINISH.format(unknown=unknown))],
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (7, b"")
+    # Known: the protocol's own end (os._exit); unknown: back to the interpreter's exit.
+    assert done.stdout == (b"full exit" if unknown else b"")
