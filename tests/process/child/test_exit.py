@@ -42,7 +42,7 @@ SPAWNED = replace(FORKED, fork_server=False)
 spawn_captured = getattr(run_captured, "__wrapped__", run_captured)
 
 HEADER = """
-import atexit, io, logging, os, sys, tempfile, threading, time, weakref
+import atexit, builtins, io, logging, os, sys, tempfile, threading, time, weakref
 from boring_dispatch.gateway import ArgvInterface
 
 KEPT = []
@@ -94,6 +94,21 @@ class Witness:
 class WitnessRef(weakref.ref):
     # A weak reference whose own end acts.
 
+    __del__ = Witness.__del__
+
+
+class Nosy:
+    # A weak reference callback that tells when anything looks it up.
+    def __call__(self, ref, _write=os.write):
+        _write(1, b"called;")
+
+    def __getattr__(self, name, _write=os.write):
+        _write(1, b"asked;")
+        raise AttributeError(name)
+
+
+class NoisyError(Exception):
+    # An exception whose end acts, published as a builtin.
     __del__ = Witness.__del__
 
 
@@ -185,6 +200,11 @@ EFFECTS: dict[str, str] = {
     ),
     "weakref-subclass-del-in-server-module": (
         "os.kept_ref = WitnessRef(Cycle)\nos.kept_ref.path = os.path.join(place, 'ref.txt')"
+    ),
+    "weakref-callback-looked-up": "os.kept_nosy = weakref.ref(os, Nosy())",
+    "exception-with-del-in-builtins": (
+        "builtins.NoisyError = NoisyError\n"
+        "os.kept_error = NoisyError()\nos.kept_error.path = os.path.join(place, 'error.txt')"
     ),
     "not-a-module-in-sys-modules": (
         "sys.modules['gateway_odd'] = Slotted()\nos.kept_odd = Witness(place, 'odd.txt')"
