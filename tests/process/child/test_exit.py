@@ -391,7 +391,7 @@ class _PlainRef(weakref.ref):  # type: ignore[type-arg]
 
 
 def _inert(obj: object) -> bool:
-    return _exit._inert(obj, set(), _exit._inert_types())
+    return _exit._inert(obj, set(), {id(klass) for klass in _exit._inert_types()})
 
 
 @pytest.mark.parametrize(

@@ -41,7 +41,7 @@ import os
 import sys
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
-from types import ModuleType
+from types import BuiltinFunctionType, FunctionType, ModuleType
 from typing import Final
 
 from boring_dispatch.process import _reach
@@ -176,11 +176,12 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
     if gc.isenabled():
         gc.collect()
     # Everything the rest needs, before the call's modules (``_random``) and sys.modules go.
-    inert_types = _inert_types()
+    inert_types = _inert_types()  # held: their ids stay theirs
+    inert_ids = {id(klass) for klass in inert_types}
     libc = _reach.libc()
     _clear_special()
     server = _clear_modules(taken)
-    if not _alone() or not all(_inert(obj, exempt, inert_types) for obj in gc.get_objects()):
+    if not _alone() or not all(_inert(obj, exempt, inert_ids) for obj in gc.get_objects()):
         sys.modules.update(server)  # the interpreter's exit tears the server's modules down
         return
     if not _flushed(streams):
@@ -266,45 +267,54 @@ def _clear_dict(namespace: dict[str, object]) -> None:
             namespace[key] = None
 
 
-def _inert(obj: object, exempt: Collection[int], inert_types: frozenset[type]) -> bool:
+def _inert(obj: object, exempt: Collection[int], inert_ids: Collection[int]) -> bool:
     """Whether the end of ``obj`` (made after the fork, still alive) does nothing observable.
 
     True for an exempt object, for a weak reference without a callback (or
     with one of the standard library's bookkeeping callbacks), and for an
-    object every class of whose type is either one of the built-in types in
-    ``inert_types`` (:func:`_inert_types`) or a Python class without ``__del__`` deallocated by
-    the interpreter's generic routine. False for everything else: files,
+    object every class of whose type is either one of the built-in types whose
+    ids are ``inert_ids`` (:func:`_inert_types`) or a Python class without
+    ``__del__`` deallocated by the interpreter's generic routine. False for everything else: files,
     sockets, generators, database connections, objects with ``__del__``...
     """
     if id(obj) in exempt:
         return True
-    classes = type(obj).__mro__
-    if isinstance(obj, _WEAKREF_TYPES):
-        # The callback read through the base's own descriptor (a subclass could override
-        # the name); a subclass's own end (``__del__``) is judged as any class's is.
+    # Only the interpreter's own descriptors are read: no lookup that a class of the
+    # call could override (``__class__``, ``__mro__``, ``__getattr__``, a metaclass).
+    classes: tuple[type, ...] = _MRO.__get__(type(obj))
+    if issubclass(type(obj), _WEAKREF_TYPES):
+        # A subclass's own end (``__del__``) is judged as any class's is.
         if not _bookkeeping(_CALLBACK.__get__(obj)):
             return False
         classes = tuple(klass for klass in classes if klass not in _WEAKREF_TYPES)
-    return all(_inert_class(klass, inert_types) for klass in classes)
+    return all(_inert_class(klass, inert_ids) for klass in classes)
 
 
-def _inert_class(klass: type, inert_types: frozenset[type]) -> bool:
-    if klass in inert_types:
+def _inert_class(klass: type, inert_ids: Collection[int]) -> bool:
+    if id(klass) in inert_ids:
         return True
-    return _typelayout.dealloc(klass) == _typelayout.GENERIC and "__del__" not in vars(klass)
+    return (
+        _typelayout.dealloc(klass) == _typelayout.GENERIC
+        and "__del__" not in _DICT.__get__(klass)  # the class's own namespace
+    )
 
 
 def _bookkeeping(callback: object) -> bool:
-    """No callback, or one that only removes an entry from a weak container."""
+    """No callback, or one that only removes an entry from a weak container.
+
+    Only a plain function or a C function is looked at (neither can be
+    subclassed, so reading their attributes runs nothing of the call's).
+    """
     if callback is None:
         return True
-    code = getattr(callback, "__code__", None)
-    if code is not None:
-        where = (getattr(code, "co_qualname", ""), code.co_filename.rpartition("/")[2])
-        return where in _BOOKKEEPING_CALLBACKS
+    if type(callback) is FunctionType:
+        code = callback.__code__
+        return (code.co_qualname, code.co_filename.rpartition("/")[2]) in _BOOKKEEPING_CALLBACKS
     # _abc's registry and caches: the C function _destroy bound to a weak reference.
-    return getattr(callback, "__name__", "") == "_destroy" and isinstance(
-        getattr(callback, "__self__", None), _WEAKREF_TYPES
+    return (
+        type(callback) is BuiltinFunctionType
+        and callback.__name__ == "_destroy"
+        and type(callback.__self__) in _WEAKREF_TYPES
     )
 
 
@@ -312,7 +322,6 @@ def _inert_types() -> frozenset[type]:
     """Built-in types whose deallocation only frees memory and drops references."""
     import _thread
     import abc
-    import builtins
     import re
     import types
 
@@ -330,11 +339,7 @@ def _inert_types() -> frozenset[type]:
             type(vars(abc.ABC)["_abc_impl"]),  # _abc's per-class data
         }
         | extra
-        | {
-            klass
-            for klass in vars(builtins).values()
-            if isinstance(klass, type) and issubclass(klass, BaseException)
-        }
+        | _BUILTIN_EXCEPTIONS
     )  # fmt: skip
 
 
@@ -345,6 +350,22 @@ def _weakref_types() -> tuple[type, ...]:
 
 
 _WEAKREF_TYPES: Final = _weakref_types()
+_MRO: Final = vars(type)["__mro__"]
+_DICT: Final = vars(type)["__dict__"]
+
+
+def _builtin_exceptions() -> frozenset[type]:
+    """The interpreter's exception classes, taken at import (the call can add builtins)."""
+    import builtins
+
+    return frozenset(
+        klass
+        for klass in vars(builtins).values()
+        if isinstance(klass, type) and issubclass(klass, BaseException)
+    )
+
+
+_BUILTIN_EXCEPTIONS: Final = _builtin_exceptions()
 _CALLBACK: Final = vars(_WEAKREF_TYPES[0])["__callback__"]
 #: Weak-reference callbacks of the standard library that only drop an entry from a container.
 _BOOKKEEPING_CALLBACKS: Final = frozenset(
