@@ -112,6 +112,11 @@ class NoisyError(Exception):
     __del__ = Witness.__del__
 
 
+def audit(event, args, _write=os.write):
+    if event.startswith("cpython."):
+        _write(1, event.encode() + b";")
+
+
 class Slotted:
     __slots__ = ("__weakref__",)
 
@@ -201,6 +206,7 @@ EFFECTS: dict[str, str] = {
     "weakref-subclass-del-in-server-module": (
         "os.kept_ref = WitnessRef(Cycle)\nos.kept_ref.path = os.path.join(place, 'ref.txt')"
     ),
+    "audit-hook": "sys.addaudithook(audit)",
     "weakref-callback-looked-up": "os.kept_nosy = weakref.ref(os, Nosy())",
     "exception-with-del-in-builtins": (
         "builtins.NoisyError = NoisyError\n"
