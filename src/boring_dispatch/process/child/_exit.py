@@ -47,7 +47,7 @@ from typing import Final
 from boring_dispatch.process import _reach
 from boring_dispatch.process.child import _typelayout
 
-__all__ = ["Snapshot", "finish", "status_of"]
+__all__ = ["Snapshot", "finish", "status_of", "watch_audit_hooks"]
 
 #: What ``finalize_modules_delete_special`` sets to ``None`` in ``sys`` (CPython 3.11).
 _SYS_DELETES: Final = (
@@ -150,6 +150,30 @@ class Snapshot:
         self.builtins: Final = {
             key: value for key, value in vars(builtins).items() if key not in _ADDED_AFTER_COPY
         }
+        #: Audit hooks added so far (the server's watch counts them; ``None``: no watch).
+        self.audit_hooks: Final = len(_HOOKS_ADDED) if _HOOKS_ADDED else None
+
+
+#: ``[watching, then one entry per audit hook added]`` (:func:`watch_audit_hooks`).
+_HOOKS_ADDED: Final[list[bool]] = []
+
+
+def _on_audit(event: str, _args: tuple[object, ...]) -> None:
+    if event == "sys.addaudithook":
+        _HOOKS_ADDED.append(True)
+
+
+def watch_audit_hooks() -> None:
+    """In the fork server, once: count the audit hooks a call adds.
+
+    The interpreter's exit calls every audit hook (``cpython.PyInterpreterState_Clear``
+    among other events); ``os._exit`` would not. No API lists them, so the
+    server's own hook counts ``sys.addaudithook`` events (a hook cannot be
+    added without raising one), and a call that added one takes the full exit.
+    """
+    if not _HOOKS_ADDED:
+        _HOOKS_ADDED.append(True)
+        sys.addaudithook(_on_audit)
 
 
 def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
@@ -159,11 +183,9 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
     standard streams the child made (all their layers): their end, once
     flushed, does nothing more (their raw files do not close descriptors).
     """
-    if _typelayout.DEALLOC_OFFSET is None:
-        return  # classes cannot be told apart on this interpreter: never skip its teardown
+    if not _judgeable(taken):
+        return
     exempt = {id(stream) for stream in streams}  # alive: the caller holds them
-    if gc.get_freeze_count() > taken.frozen:
-        return  # the call froze objects of its own (gc.freeze): they cannot be judged
     if "threading" in sys.modules:
         sys.modules["threading"]._shutdown()  # noqa: SLF001 - the interpreter's own step
     if not _alone():
@@ -188,6 +210,16 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
         return
     libc.fflush(None)  # what the C library's exit does for its own streams
     os._exit(status)
+
+
+def _judgeable(taken: Snapshot) -> bool:
+    """Whether what the full exit would do can be told at all on this interpreter, for this call."""
+    if _typelayout.DEALLOC_OFFSET is None:
+        return False  # classes cannot be told apart on this interpreter
+    if gc.get_freeze_count() > taken.frozen:
+        return False  # the call froze objects of its own (gc.freeze): hidden from gc.get_objects
+    # An audit hook of the call (or none watched): the interpreter's exit calls it.
+    return taken.audit_hooks is not None and len(_HOOKS_ADDED) == taken.audit_hooks
 
 
 def _alone() -> bool:

@@ -195,7 +195,9 @@ def preload() -> None:
     The C library handle, the functions of it a child calls and the
     ``capget`` structures, ``argparse`` (parsed gateways), ``fcntl``, ``io``,
     ``locale`` (the child's set-up) and :mod:`boring_dispatch._files` (the
-    runner's span writer appends with it); then the collector's view of
+    runner's span writer appends with it); the count of audit hooks the exit
+    protocol watches (:func:`~boring_dispatch.process.child._exit.watch_audit_hooks`);
+    then the collector's view of
     everything loaded is frozen, so the children's collections do not touch
     (and copy) the server's pages.
     """
@@ -211,6 +213,7 @@ def preload() -> None:
     # Made (and cached on the handle by ctypes) here, not in each child (see _exit).
     libc.prctl, libc.capget, libc.capset, libc.fflush  # noqa: B018
     _reach.capability_types()
+    _exit.watch_audit_hooks()
     gc.freeze()
 
 
