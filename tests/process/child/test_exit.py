@@ -207,6 +207,15 @@ EFFECTS: dict[str, str] = {
         "os.kept_ref = WitnessRef(Cycle)\nos.kept_ref.path = os.path.join(place, 'ref.txt')"
     ),
     "audit-hook": "sys.addaudithook(audit)",
+    "witness-in-server-module": "os.kept_witness = Witness(place, 'witness.txt')",
+    "c-exit-handler": (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None)\n"
+        "libc.strdup.restype = ctypes.c_void_p\n"
+        "text = ctypes.c_void_p(libc.strdup(b'c-level exit handler'))\n"
+        "puts = ctypes.cast(libc.puts, ctypes.c_void_p)\n"
+        "getattr(libc, '__cxa_atexit')(puts, text, None)"
+    ),
     "weakref-callback-looked-up": "os.kept_nosy = weakref.ref(os, Nosy())",
     "exception-with-del-in-builtins": (
         "builtins.NoisyError = NoisyError\n"

@@ -14,6 +14,7 @@ import ctypes
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -78,3 +79,37 @@ def test_without_a_known_layout_the_call_ends_through_the_full_exit(unknown: boo
     assert (done.returncode, done.stderr) == (7, b"")
     # Known: the protocol's own end (os._exit); unknown: back to the interpreter's exit.
     assert done.stdout == (b"full exit" if unknown else b"")
+
+
+_COMPILING_CALL = """
+import gc, os
+from boring_dispatch.process.child import _exit, _forked
+_forked.preload()  # as the fork server does
+gc.freeze()
+taken = _exit.Snapshot()
+compile("x = 1", "<gateway>", "exec", dont_inherit=True)  # as the confined importer does
+_exit.finish(7, taken, [])
+os.write(1, b"full exit")
+raise SystemExit(7)
+"""
+
+
+def test_a_call_that_compiles_source_still_ends_through_the_protocol(tmp_path: Path) -> None:
+    """The interpreter makes its AST singletons at the first ``compile()``.
+
+    Every gateway is compiled by the confined importer; when the fork server
+    compiled nothing before the fork (all its modules from ``.pyc`` files, as
+    in an installed package) those singletons were the call's, alive, and of a
+    class with its own deallocation: every call fell back to the full exit.
+    Here every module comes from a ``.pyc`` (a fresh cache, filled first).
+    """
+    cache = ["-X", f"pycache_prefix={tmp_path}"]
+    warm = "from boring_dispatch.process.child import _exit, _forked\n_forked.preload()"
+    for script in (warm, _COMPILING_CALL):  # the first fills the cache
+        done = subprocess.run(
+            [sys.executable, "-I", *cache, "-c", script],
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    assert (done.returncode, done.stdout, done.stderr) == (7, b"", b"")
