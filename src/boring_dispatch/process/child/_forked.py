@@ -197,7 +197,7 @@ def preload() -> None:
     ``locale`` (the child's set-up) and :mod:`boring_dispatch._files` (the
     runner's span writer appends with it); the count of audit hooks the exit
     protocol watches (:func:`~boring_dispatch.process.child._exit.watch_audit_hooks`);
-    then the collector's view of
+    the interpreter's AST singletons (a first ``compile()``); then the collector's view of
     everything loaded is frozen, so the children's collections do not touch
     (and copy) the server's pages.
     """
@@ -214,6 +214,11 @@ def preload() -> None:
     libc.prctl, libc.capget, libc.capset, libc.fflush  # noqa: B018
     _reach.capability_types()
     _exit.watch_audit_hooks()
+    # The interpreter makes its AST singletons at the first compile(): here, not in each
+    # child (every gateway is compiled by the confined importer). Made in a child, they
+    # stay alive and their class has its own deallocation: every call fell back to the
+    # full exit, unless this server had compiled a module of its own (no .pyc file).
+    compile("", "<fork server>", "exec", dont_inherit=True)
     gc.freeze()
 
 
