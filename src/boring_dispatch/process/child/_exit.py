@@ -5,7 +5,7 @@ same, plus the teardown of every module the fork server loaded (about 5 ms:
 clearing them writes to, and so copies, the server's pages). :func:`finish`
 runs the steps of that exit that a gateway can observe, in the interpreter's
 order (CPython 3.11, ``Py_RunMain`` and ``Py_FinalizeEx``), then ends with
-``os._exit``:
+the C library's ``exit``, as the interpreter does:
 
 1. the call's status as the interpreter computes it: ``SystemExit(None)`` ->
    0, an int -> its low byte (-1 when it does not fit a C ``long``), anything
@@ -19,8 +19,9 @@ order (CPython 3.11, ``Py_RunMain`` and ``Py_FinalizeEx``), then ends with
    those modules removed from ``sys.modules``, a collection, their
    dictionaries cleared in reverse import order as ``_PyModule_ClearDict``
    clears them (single-underscore names first), a collection;
-6. the standard streams flushed again, the C library's streams flushed;
-   ``os._exit(status)``.
+6. the standard streams flushed again; the C library's ``exit(status)``: its
+   exit handlers (``atexit``, C++ static destructors, those of libraries loaded
+   by the call) and its streams, which ``os._exit`` would skip.
 
 It falls back to the interpreter's full exit (``None`` is returned and the
 caller raises ``SystemExit(status)``, the status already computed and
@@ -167,7 +168,7 @@ def watch_audit_hooks() -> None:
     """In the fork server, once: count the audit hooks a call adds.
 
     The interpreter's exit calls every audit hook (``cpython.PyInterpreterState_Clear``
-    among other events); ``os._exit`` would not. No API lists them, so the
+    among other events); the protocol would not. No API lists them, so the
     server's own hook counts ``sys.addaudithook`` events (a hook cannot be
     added without raising one), and a call that added one takes the full exit.
     """
@@ -208,8 +209,8 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
         return
     if not _flushed(streams):
         return
-    libc.fflush(None)  # what the C library's exit does for its own streams
-    os._exit(status)
+    libc.exit(status)  # its handlers and streams, as after Py_FinalizeEx
+    os._exit(status)  # not reached
 
 
 def _judgeable(taken: Snapshot) -> bool:

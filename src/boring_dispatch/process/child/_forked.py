@@ -211,7 +211,7 @@ def preload() -> None:
 
     libc = _reach.libc()
     # Made (and cached on the handle by ctypes) here, not in each child (see _exit).
-    libc.prctl, libc.capget, libc.capset, libc.fflush  # noqa: B018
+    libc.prctl, libc.capget, libc.capset, libc.exit  # noqa: B018
     _reach.capability_types()
     _exit.watch_audit_hooks()
     # The interpreter makes its AST singletons at the first compile(): here, not in each
