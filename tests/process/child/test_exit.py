@@ -256,6 +256,15 @@ ENDINGS: dict[str, str] = {
         "sys.stdout = type('Sink', (), {'closed': False, 'write': lambda self, text: None})()"
     ),
     "stdout-none": "sys.stdout = None",
+    "stdout-without-closed": (
+        "sys.stdout = type('Sink', (), {'write': lambda self, text: None,\n"
+        "    'flush': lambda self, _write=os.write: _write(1, b'flushed;')})()"
+    ),
+    "stdout-closed-raises": (
+        "sys.stdout = type('Sink', (), {'write': lambda self, text: None,\n"
+        "    'closed': property(lambda self: 1 / 0),\n"
+        "    'flush': lambda self, _write=os.write: _write(1, b'flushed;')})()"
+    ),
     "interrupt": "raise KeyboardInterrupt",
     "exit-int-subclass": "sys.exit(Code(3))",
     "excepthook-exits": "sys.excepthook = lambda *args: sys.exit(4)\nraise ValueError('hooked')",
