@@ -234,13 +234,21 @@ def _alone() -> bool:
 def _flushed(extra: Collection[object] = ()) -> bool:
     """``flush_std_files``: ``sys.stdout`` and ``sys.stderr`` unless ``None`` or closed."""
     for stream in (getattr(sys, "stdout", None), getattr(sys, "stderr", None), *extra):
-        if stream is None or getattr(stream, "closed", True):
+        if stream is None or _closed(stream):
             continue
         try:
             stream.flush()  # type: ignore[union-attr]  # none: the interpreter reports it
         except Exception:  # noqa: BLE001 - the interpreter reports it and exits 120
             return False
     return True
+
+
+def _closed(stream: object) -> bool:
+    """``file_is_closed``: a ``closed`` that is missing, fails or has no truth reads as open."""
+    try:
+        return bool(stream.closed)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - the interpreter clears it and flushes
+        return False
 
 
 def _clear_special() -> None:
