@@ -207,6 +207,11 @@ EFFECTS: dict[str, str] = {
         "os.kept_ref = WitnessRef(Cycle)\nos.kept_ref.path = os.path.join(place, 'ref.txt')"
     ),
     "audit-hook": "sys.addaudithook(audit)",
+    "non-module-with-dict-in-sys-modules": (
+        "sys.modules['gateway_ns'] = Cycle()\n"
+        "sys.modules['gateway_ns'].witness = Witness(place, 'ns.txt')\n"
+        "os.kept_ns = sys.modules['gateway_ns']"
+    ),
     "witness-in-server-module": "os.kept_witness = Witness(place, 'witness.txt')",
     "c-exit-handler": (
         "import ctypes\n"
