@@ -213,6 +213,7 @@ EFFECTS: dict[str, str] = {
         "os.kept_ns = sys.modules['gateway_ns']"
     ),
     "witness-in-server-module": "os.kept_witness = Witness(place, 'witness.txt')",
+    "printer-in-server-module": "os.kept_printer = Printer()",
     "c-exit-handler": (
         "import ctypes\n"
         "libc = ctypes.CDLL(None)\n"
@@ -261,6 +262,7 @@ ENDINGS: dict[str, str] = {
         "sys.stdout = type('Sink', (), {'closed': False, 'write': lambda self, text: None})()"
     ),
     "stdout-none": "sys.stdout = None",
+    "original-stdout-unflushable": "sys.__stdout__ = Unflushable()",
     "stdout-without-closed": (
         "sys.stdout = type('Sink', (), {'write': lambda self, text: None,\n"
         "    'flush': lambda self, _write=os.write: _write(1, b'flushed;')})()"
