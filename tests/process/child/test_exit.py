@@ -214,6 +214,18 @@ EFFECTS: dict[str, str] = {
     ),
     "witness-in-server-module": "os.kept_witness = Witness(place, 'witness.txt')",
     "printer-in-server-module": "os.kept_printer = Printer()",
+    "stdout-held-elsewhere": (
+        "os.kept_out = sys.stdout\nsys.stdout.write('kept;')\n"
+        "sys.stdout = sys.__stdout__ = io.StringIO()"
+    ),
+    "stdout-buffer-held-elsewhere": (
+        "os.kept_buffer = sys.stdout.buffer\nsys.stdout.buffer.write(b'raw;')\n"
+        "sys.stdout = sys.__stdout__ = io.StringIO()"
+    ),
+    "stdout-replaced-unflushed": (
+        "sys.stdout.write('replaced;')\nsys.stdout = sys.__stdout__ = io.StringIO()\n"
+        "os.write(1, b'after;')"
+    ),
     "c-exit-handler": (
         "import ctypes\n"
         "libc = ctypes.CDLL(None)\n"

@@ -177,16 +177,18 @@ def watch_audit_hooks() -> None:
         sys.addaudithook(_on_audit)
 
 
-def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
+def finish(status: int, taken: Snapshot, streams: Sequence[Callable[[], object]]) -> None:
     """End the process as the interpreter's exit would, or return to fall back to it.
 
-    ``taken`` is what :class:`Snapshot` saw at the fork; ``streams`` the
-    standard streams the child made (all their layers): their end, once
-    flushed, does nothing more (their raw files do not close descriptors).
+    ``taken`` is what :class:`Snapshot` saw at the fork; ``streams`` weak
+    references to the standard streams the child made (all their layers):
+    weak, so that each ends when a spawned one would (a replaced stream at
+    once); those still alive are finalized as the teardown finalizes them.
     """
     if not _judgeable(taken):
         return
-    exempt = {id(stream) for stream in streams}  # alive: the caller holds them
+    made = [stream for stream in (weak() for weak in streams) if stream is not None]
+    exempt = {id(stream) for stream in made}  # held here while alive
     if "threading" in sys.modules:
         sys.modules["threading"]._shutdown()  # noqa: SLF001 - the interpreter's own step
     if not _alone():
@@ -203,20 +205,59 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
     inert_ids = {id(klass) for klass in inert_types}
     libc = _reach.libc()
     _clear_special()
-    server = _clear_modules(taken)
-    if not _alone() or not all(_inert(obj, exempt, inert_ids) for obj in gc.get_objects()):
-        sys.modules.update(server)  # the interpreter's exit tears the server's modules down
+    server: dict[str, ModuleType] = {}
+    try:
+        _clear_modules(taken, server)
+        ending = _alone() and all(_inert(obj, exempt, inert_ids) for obj in gc.get_objects())
+    except BaseException:
+        _resume(server)
+        raise
+    if not ending:
+        _resume(server)
         return
-    if not _flushed(streams):
-        return
+    _end_streams(made)
     libc.exit(status)  # its handlers and streams, as after Py_FinalizeEx
     os._exit(status)  # not reached
 
 
+def _resume(server: dict[str, ModuleType]) -> None:
+    """Hand a half-done exit back to the interpreter's, which tears the server's modules down.
+
+    The interpreter's exit has flushed ``sys.stdout`` and ``sys.stderr`` once
+    already (step 4); after its teardown it finds no ``sys`` names to flush.
+    Starting over, it would flush the restored original streams first, and a
+    failure there would turn the status into 120: they are hidden from that
+    flush (its own teardown restores them again before the modules go).
+    """
+    sys.modules.update(server)
+    sys.stdout = sys.stderr = None
+
+
+def _end_streams(made: Sequence[object]) -> None:
+    """The end of the standard streams, as the interpreter's teardown ends them.
+
+    ``sys``'s streams and the layers the child made that are still alive
+    (a call may hold one elsewhere) are finalized as ``io`` objects are:
+    closed, a failure silent (``iobase_finalize`` outside development mode);
+    anything that is not an ``io`` object is only dropped. The child's raw
+    files do not own descriptors 0-2: nothing is closed for the C library.
+    """
+    names = ("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__")
+    seen: set[int] = set()
+    for stream in (*(getattr(sys, name, None) for name in names), *made):
+        if id(stream) in seen or not issubclass(type(stream), _IOBASE) or _closed(stream):
+            continue
+        seen.add(id(stream))
+        with suppress(Exception):
+            stream.close()  # type: ignore[union-attr]
+
+
 def _judgeable(taken: Snapshot) -> bool:
     """Whether what the full exit would do can be told at all on this interpreter, for this call."""
-    if _typelayout.DEALLOC_OFFSET is None:
-        return False  # classes cannot be told apart on this interpreter
+    if _typelayout.DEALLOC_OFFSET is None or sys.flags.dev_mode:
+        # Classes cannot be told apart on this interpreter; in development mode
+        # the interpreter's exit reports what it otherwise keeps silent.
+        return False
     if gc.get_freeze_count() > taken.frozen:
         return False  # the call froze objects of its own (gc.freeze): hidden from gc.get_objects
     # An audit hook of the call (or none watched): the interpreter's exit calls it.
@@ -262,25 +303,24 @@ def _clear_special() -> None:
         setattr(sys, name, getattr(sys, f"__{name}__", None))
 
 
-def _clear_modules(taken: Snapshot) -> dict[str, ModuleType]:
+def _clear_modules(taken: Snapshot, server: dict[str, ModuleType]) -> None:
     """``finalize_modules`` for the modules loaded after the fork.
 
     ``sys.modules`` is emptied, the builtins restored, a collection runs, then
     the dictionaries of the call's modules still alive are cleared, newest
-    first, and a collection runs. Returns the server's modules (taken out of
-    ``sys.modules`` as the interpreter's exit takes them out).
+    first, and a collection runs. ``server`` receives the server's modules
+    (taken out of ``sys.modules`` as the interpreter's exit takes them out).
+    Anything else a call put in ``sys.modules`` is only dropped, as there.
     """
     import builtins
     from _weakref import ref
 
     alive: list[ref[ModuleType]] = []
-    server: dict[str, ModuleType] = {}
     for name, module in list(sys.modules.items()):
         if taken.modules.get(name) is module:
             server[name] = module
-        else:
-            with suppress(TypeError):  # not a module: a gateway put something else there
-                alive.append(ref(module))
+        elif issubclass(type(module), ModuleType):  # PyModule_Check
+            alive.append(ref(module))
         sys.modules[name] = None  # type: ignore[assignment]
     del name, module
     sys.modules.clear()
@@ -294,7 +334,6 @@ def _clear_modules(taken: Snapshot) -> dict[str, ModuleType]:
             _clear_dict(vars(found))
         del found
     gc.collect()
-    return server
 
 
 def _clear_dict(namespace: dict[str, object]) -> None:
@@ -391,6 +430,7 @@ def _weakref_types() -> tuple[type, ...]:
 
 
 _WEAKREF_TYPES: Final = _weakref_types()
+_IOBASE: Final = vars(__import__("_io"))["_IOBase"]
 _MRO: Final = vars(type)["__mro__"]
 _DICT: Final = vars(type)["__dict__"]
 

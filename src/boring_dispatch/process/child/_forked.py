@@ -33,6 +33,7 @@ import json
 import os
 import socket
 import sys
+from _weakref import ref
 from contextlib import suppress
 from typing import Final
 
@@ -234,7 +235,7 @@ def run_call(fds: list[int], *, server_pid: int) -> int:
     gc.freeze()  # what the server made while serving is not the call's (see _exit)
     taken = _exit.Snapshot()
     os.setsid()
-    streams = _place(fds)
+    streams = [ref(stream) for stream in _place(fds)]  # weak: see _exit.finish
     sock = socket.socket(fileno=_SPEC_FD)
     try:
         argv = _set_up(sock)
