@@ -48,7 +48,7 @@ from typing import Final
 from boring_dispatch.process import _reach
 from boring_dispatch.process.child import _typelayout
 
-__all__ = ["Snapshot", "finish", "status_of", "watch_audit_hooks"]
+__all__ = ["Snapshot", "applies", "finish", "status_of", "watch_audit_hooks"]
 
 #: What ``finalize_modules_delete_special`` sets to ``None`` in ``sys`` (CPython 3.11).
 _SYS_DELETES: Final = (
@@ -61,6 +61,11 @@ _C_LONG: Final = 1 << 63
 _ADDED_AFTER_COPY: Final = frozenset(
     {"open", "exit", "quit", "copyright", "credits", "license", "help", "_"}
 )
+
+
+def applies() -> bool:
+    """Whether this interpreter is one whose exit the protocol follows (else never used)."""
+    return _typelayout.DEALLOC_OFFSET is not None
 
 
 def status_of(run: Callable[[], int]) -> int:
@@ -254,7 +259,7 @@ def _end_streams(made: Sequence[object]) -> None:
 
 def _judgeable(taken: Snapshot) -> bool:
     """Whether what the full exit would do can be told at all on this interpreter, for this call."""
-    if _typelayout.DEALLOC_OFFSET is None or sys.flags.dev_mode:
+    if not applies() or sys.flags.dev_mode:
         # Classes cannot be told apart on this interpreter; in development mode
         # the interpreter's exit reports what it otherwise keeps silent.
         return False

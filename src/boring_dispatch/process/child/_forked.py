@@ -252,6 +252,8 @@ def run_call(fds: list[int], *, server_pid: int) -> int:
     if code:
         return 127
     sys.argv = [runner.__file__ or "runner", *argv]
+    if not _exit.applies():  # another interpreter: its own exit, whole (no emulated step)
+        return runner.main(argv, parent_pid=server_pid)
     status = _exit.status_of(lambda: runner.main(argv, parent_pid=server_pid))
     with suppress(Exception):  # never the call's status: the interpreter's exit then
         _exit.finish(status, taken, streams)
