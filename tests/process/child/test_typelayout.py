@@ -56,8 +56,10 @@ def test_a_free_threaded_build_never_reads_the_type_layout(build: str) -> None:
 _FINISH = """
 import gc, os, sys
 from boring_dispatch.process.child import _exit, _forked, _typelayout
-if {unknown!r}:
+if {unknown!r} == "layout":
     _typelayout.DEALLOC_OFFSET = None
+if {unknown!r} == "debug build":
+    _exit._DEBUG_BUILD = True
 _forked.preload()  # as the fork server does
 gc.freeze()  # as a forked child does: what came before is not the call's
 taken = _exit.Snapshot()
@@ -68,10 +70,13 @@ raise SystemExit(7)
 """
 
 
-@pytest.mark.parametrize("unknown", [False, True])
-def test_without_a_known_layout_the_call_ends_through_the_full_exit(unknown: bool) -> None:
+@pytest.mark.parametrize("unknown", ["", "layout", "debug build", "development mode"])
+def test_without_a_known_layout_the_call_ends_through_the_full_exit(unknown: str) -> None:
+    """Unknown type layout, a debug build or development mode (the interpreter's exit
+    reports failures that it keeps silent otherwise): the full exit."""
+    dev = ["-X", "dev"] if unknown == "development mode" else []
     done = subprocess.run(
-        [sys.executable, "-I", "-c", textwrap.dedent(_FINISH.format(unknown=unknown))],
+        [sys.executable, "-I", *dev, "-c", textwrap.dedent(_FINISH.format(unknown=unknown))],
         capture_output=True,
         timeout=30,
         check=False,
