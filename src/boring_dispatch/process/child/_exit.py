@@ -259,9 +259,10 @@ def _end_streams(made: Sequence[object]) -> None:
 
 def _judgeable(taken: Snapshot) -> bool:
     """Whether what the full exit would do can be told at all on this interpreter, for this call."""
-    if not applies() or sys.flags.dev_mode:
-        # Classes cannot be told apart on this interpreter; in development mode
-        # the interpreter's exit reports what it otherwise keeps silent.
+    if not applies() or sys.flags.dev_mode or _DEBUG_BUILD:
+        # Classes cannot be told apart on this interpreter; in development mode and
+        # in a debug build the interpreter's exit reports what it otherwise keeps silent
+        # (an io object's failed close, see _end_streams).
         return False
     if gc.get_freeze_count() > taken.frozen:
         return False  # the call froze objects of its own (gc.freeze): hidden from gc.get_objects
@@ -435,6 +436,8 @@ def _weakref_types() -> tuple[type, ...]:
 
 
 _WEAKREF_TYPES: Final = _weakref_types()
+#: A debug build (``Py_DEBUG``): its ``iobase_finalize`` reports a failed close.
+_DEBUG_BUILD: Final = hasattr(sys, "gettotalrefcount")
 _IOBASE: Final = vars(__import__("_io"))["_IOBase"]
 _MRO: Final = vars(type)["__mro__"]
 _DICT: Final = vars(type)["__dict__"]
