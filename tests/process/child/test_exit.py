@@ -14,14 +14,8 @@ as a set (see :func:`_stderr`).
 
 from __future__ import annotations
 
-import gc
-import io
 import re
-import socket
-import sqlite3
 import tempfile
-import threading
-import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +25,6 @@ from hypothesis import strategies as st
 
 from boring_dispatch._value import replace
 from boring_dispatch.process import _fork
-from boring_dispatch.process.child import _exit
 from boring_dispatch.process.launch import run_captured
 from boring_dispatch.records import ExecLimits
 from kits.gateways import Repo, make_repo, make_route
@@ -395,91 +388,3 @@ def test_combined_exit_effects_are_the_same_forked_and_spawned(
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="exit-diff-") as scratch:
         _differential(Path(scratch), effects, ending)
-
-
-class _WithDel:
-    def __del__(self) -> None:
-        pass
-
-
-class _InheritsDel(_WithDel):
-    pass
-
-
-class _Plain:
-    pass
-
-
-class _PlainDict(dict[str, int]):
-    pass
-
-
-def _generator() -> Iterator[int]:
-    yield 1
-
-
-class _RefWithDel(weakref.ref):  # type: ignore[type-arg]
-    def __del__(self) -> None:
-        pass
-
-
-class _RefHidingCallback(weakref.ref):  # type: ignore[type-arg]
-    @property
-    def __callback__(self) -> None:  # type: ignore[override]
-        return None
-
-
-class _PlainRef(weakref.ref):  # type: ignore[type-arg]
-    pass
-
-
-def _inert(obj: object) -> bool:
-    return _exit._inert(obj, set(), {id(klass) for klass in _exit._inert_types()})
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        _Plain,
-        lambda: _PlainDict(a=1),
-        lambda: {"a": [1, (2, 3)]},
-        lambda: re.compile("x+"),
-        threading.RLock,
-        lambda: weakref.ref(_Plain),
-        lambda: _PlainRef(_Plain),
-        lambda: ValueError("kept"),
-        lambda: _Plain,
-    ],
-)
-def test_objects_whose_end_does_nothing_are_inert(make: object) -> None:
-    assert _inert(make())  # type: ignore[operator]
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        _WithDel,
-        _InheritsDel,
-        lambda: io.BytesIO(b"x"),
-        lambda: io.StringIO("x"),
-        _generator,
-        lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM),
-        lambda: sqlite3.connect(":memory:"),
-        lambda: weakref.ref(_Plain, print),
-        lambda: _RefWithDel(_Plain),
-        lambda: _RefHidingCallback(_Plain, print),
-        type("Buffer", (io.BytesIO,), {}),
-        tempfile.SpooledTemporaryFile,
-    ],
-)
-def test_objects_whose_end_may_act_are_not_inert(make: object) -> None:
-    made = make()  # type: ignore[operator]
-    try:
-        assert not _inert(made)
-    finally:
-        for close in ("close", "detach"):
-            if hasattr(made, close):
-                getattr(made, close)()
-                break
-        del made
-        gc.collect()
