@@ -8,7 +8,8 @@ order (CPython 3.11, ``Py_RunMain`` and ``Py_FinalizeEx``), then ends with
 the C library's ``exit``, as the interpreter does:
 
 1. the call's status as the interpreter computes it: ``SystemExit(None)`` ->
-   0, an int -> its low byte (-1 when it does not fit a C ``long``), anything
+   0, an int -> its low byte (an int subclass by its own value; -1 when it
+   does not fit a C ``long``), anything
    else printed on stderr -> 1; another exception through ``sys.excepthook``
    (``sys.last_*`` set) -> 1;
 2. the non-daemon threads joined (``threading._shutdown``);
@@ -19,9 +20,11 @@ the C library's ``exit``, as the interpreter does:
    those modules removed from ``sys.modules``, a collection, their
    dictionaries cleared in reverse import order as ``_PyModule_ClearDict``
    clears them (single-underscore names first), a collection;
-6. the standard streams flushed again; the C library's ``exit(status)``: its
-   exit handlers (``atexit``, C++ static destructors, those of libraries loaded
-   by the call) and its streams, which ``os._exit`` would skip.
+6. the standard streams ended as the teardown ends them when it clears
+   ``sys`` (an ``io`` object closed, a failure silent); the C library's
+   ``exit(status)``: its exit handlers (``atexit``, C++ static destructors,
+   those of libraries loaded by the call) and its streams, which ``os._exit``
+   would skip.
 
 It falls back to the interpreter's full exit (``None`` is returned and the
 caller raises ``SystemExit(status)``, the status already computed and
@@ -32,7 +35,16 @@ with ``SIGINT``); another thread still alive after the join or after the
 failed flush (the interpreter reports it and exits 120); and any object made
 after the fork that is still alive after step 5 whose deallocation could do
 more than free memory: such an object is held by the server's modules, and
-only their teardown would end it (see :func:`_inert`).
+only their teardown would end it (see :mod:`._inertness`). A fallback after
+step 5 puts the server's modules back and hides ``sys.stdout``/``stderr`` from
+the full exit's first flush (its own teardown restores them).
+
+It is not used at all (the full exit, whole) when the judgement is not
+possible: an interpreter whose type layout or exit it does not know
+(:mod:`._typelayout`: CPython 3.11 without free threading only), a debug
+build or development mode (their exit reports what it keeps silent
+otherwise), a call that froze objects (``gc.freeze`` hides them from the
+collector's list) or added an audit hook (the interpreter's exit calls them).
 """
 
 from __future__ import annotations
