@@ -379,12 +379,14 @@ def test_a_forked_gateway_loads_what_a_spawned_one_does_plus_the_servers_own(
     forked = set(json.loads(run_captured(route, stdin=None, limits=LIMITS, trace_id=None).stdout))
     spawned = set(json.loads(spawn_captured(route, stdin=None, limits=SPAWN, trace_id=None).stdout))
     ours = {m for m in forked - spawned if m.startswith("boring_dispatch")}
-    # The server's own: the forked set-up and exit, the runner by its name (not __main__),
-    # the spec wire, the span writer's file appender.
+    # The server's own: the forked set-up and exit (its inertness and type-layout checks),
+    # the runner by its name (not __main__), the spec wire, the span writer's file appender.
     assert ours == {
         "boring_dispatch._files",
         "boring_dispatch.process.child._exit",
         "boring_dispatch.process.child._forked",
+        "boring_dispatch.process.child._inertness",
+        "boring_dispatch.process.child._typelayout",
         "boring_dispatch.process.child.runner",
         "boring_dispatch.process.wire",
     }

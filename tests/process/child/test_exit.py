@@ -14,14 +14,8 @@ as a set (see :func:`_stderr`).
 
 from __future__ import annotations
 
-import gc
-import io
 import re
-import socket
-import sqlite3
 import tempfile
-import threading
-import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +25,6 @@ from hypothesis import strategies as st
 
 from boring_dispatch._value import replace
 from boring_dispatch.process import _fork
-from boring_dispatch.process.child import _exit
 from boring_dispatch.process.launch import run_captured
 from boring_dispatch.records import ExecLimits
 from kits.gateways import Repo, make_repo, make_route
@@ -42,7 +35,7 @@ SPAWNED = replace(FORKED, fork_server=False)
 spawn_captured = getattr(run_captured, "__wrapped__", run_captured)
 
 HEADER = """
-import atexit, io, logging, os, sys, tempfile, threading, time, weakref
+import atexit, builtins, io, logging, os, sys, tempfile, threading, time, weakref
 from boring_dispatch.gateway import ArgvInterface
 
 KEPT = []
@@ -74,6 +67,59 @@ class Printer:
 
 class Cycle:
     pass
+
+
+FLAGS = os.O_WRONLY | os.O_CREAT
+
+
+class Witness:
+    # Writes its file when it ends, with nothing it needs looked up at that time.
+
+    def __init__(self, place, name):
+        self.path = os.path.join(place, name)
+
+    def __del__(self, _open=os.open, _write=os.write, _close=os.close, _flags=FLAGS):
+        fd = _open(self.path, _flags, 0o600)
+        _write(fd, b"ended")
+        _close(fd)
+
+
+class WitnessRef(weakref.ref):
+    # A weak reference whose own end acts.
+
+    __del__ = Witness.__del__
+
+
+class Nosy:
+    # A weak reference callback that tells when anything looks it up.
+    def __call__(self, ref, _write=os.write):
+        _write(1, b"called;")
+
+    def __getattr__(self, name, _write=os.write):
+        _write(1, b"asked;")
+        raise AttributeError(name)
+
+
+class NoisyError(Exception):
+    # An exception whose end acts, published as a builtin.
+    __del__ = Witness.__del__
+
+
+def audit(event, args, _write=os.write):
+    if event.startswith("cpython."):
+        _write(1, event.encode() + b";")
+
+
+class Slotted:
+    __slots__ = ("__weakref__",)
+
+
+class Code(int):
+    def __int__(self):
+        return 0
+
+    def __index__(self):
+        return 0
 
 
 class Unflushable(io.StringIO):
@@ -147,6 +193,48 @@ EFFECTS: dict[str, str] = {
     "del-os": "KEPT.append(Closer(place, 'del-os.txt', False))",
     "del-in-server-module": "os.kept_by_gateway = Closer(place, 'server-module.txt', False)",
     "print-at-del": "KEPT.append(Printer())",
+    "del-frozen-in-server-module": (
+        "os.kept_frozen = Witness(place, 'frozen.txt')\nimport gc\ngc.freeze()"
+    ),
+    "weakref-subclass-del-in-server-module": (
+        "os.kept_ref = WitnessRef(Cycle)\nos.kept_ref.path = os.path.join(place, 'ref.txt')"
+    ),
+    "audit-hook": "sys.addaudithook(audit)",
+    "non-module-with-dict-in-sys-modules": (
+        "sys.modules['gateway_ns'] = Cycle()\n"
+        "sys.modules['gateway_ns'].witness = Witness(place, 'ns.txt')\n"
+        "os.kept_ns = sys.modules['gateway_ns']"
+    ),
+    "witness-in-server-module": "os.kept_witness = Witness(place, 'witness.txt')",
+    "printer-in-server-module": "os.kept_printer = Printer()",
+    "stdout-held-elsewhere": (
+        "os.kept_out = sys.stdout\nsys.stdout.write('kept;')\n"
+        "sys.stdout = sys.__stdout__ = io.StringIO()"
+    ),
+    "stdout-buffer-held-elsewhere": (
+        "os.kept_buffer = sys.stdout.buffer\nsys.stdout.buffer.write(b'raw;')\n"
+        "sys.stdout = sys.__stdout__ = io.StringIO()"
+    ),
+    "stdout-replaced-unflushed": (
+        "sys.stdout.write('replaced;')\nsys.stdout = sys.__stdout__ = io.StringIO()\n"
+        "os.write(1, b'after;')"
+    ),
+    "c-exit-handler": (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None)\n"
+        "libc.strdup.restype = ctypes.c_void_p\n"
+        "text = ctypes.c_void_p(libc.strdup(b'c-level exit handler'))\n"
+        "puts = ctypes.cast(libc.puts, ctypes.c_void_p)\n"
+        "getattr(libc, '__cxa_atexit')(puts, text, None)"
+    ),
+    "weakref-callback-looked-up": "os.kept_nosy = weakref.ref(os, Nosy())",
+    "exception-with-del-in-builtins": (
+        "builtins.NoisyError = NoisyError\n"
+        "os.kept_error = NoisyError()\nos.kept_error.path = os.path.join(place, 'error.txt')"
+    ),
+    "not-a-module-in-sys-modules": (
+        "sys.modules['gateway_odd'] = Slotted()\nos.kept_odd = Witness(place, 'odd.txt')"
+    ),
     "generator": "KEPT.append(_generator(place)); next(KEPT[-1])",
     "weakref-finalize": (
         "KEPT.append(Cycle())\nweakref.finalize(KEPT[-1], _write, place, 'finalize.txt', 'ran')"
@@ -179,7 +267,21 @@ ENDINGS: dict[str, str] = {
         "sys.stdout = type('Sink', (), {'closed': False, 'write': lambda self, text: None})()"
     ),
     "stdout-none": "sys.stdout = None",
+    "original-stdout-unflushable": "sys.__stdout__ = Unflushable()",
+    "stdout-without-closed": (
+        "sys.stdout = type('Sink', (), {'write': lambda self, text: None,\n"
+        "    'flush': lambda self, _write=os.write: _write(1, b'flushed;')})()"
+    ),
+    "stdout-closed-raises": (
+        "sys.stdout = type('Sink', (), {'write': lambda self, text: None,\n"
+        "    'closed': property(lambda self: 1 / 0),\n"
+        "    'flush': lambda self, _write=os.write: _write(1, b'flushed;')})()"
+    ),
     "interrupt": "raise KeyboardInterrupt",
+    "exit-int-subclass": "sys.exit(Code(3))",
+    "excepthook-exits": "sys.excepthook = lambda *args: sys.exit(4)\nraise ValueError('hooked')",
+    "excepthook-missing": "del sys.excepthook\nraise ValueError('no hook')",
+    "excepthook-none": "sys.excepthook = None\nraise ValueError('none hook')",
 }
 
 
@@ -286,73 +388,3 @@ def test_combined_exit_effects_are_the_same_forked_and_spawned(
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="exit-diff-") as scratch:
         _differential(Path(scratch), effects, ending)
-
-
-class _WithDel:
-    def __del__(self) -> None:
-        pass
-
-
-class _InheritsDel(_WithDel):
-    pass
-
-
-class _Plain:
-    pass
-
-
-class _PlainDict(dict[str, int]):
-    pass
-
-
-def _generator() -> Iterator[int]:
-    yield 1
-
-
-def _inert(obj: object) -> bool:
-    return _exit._inert(obj, set(), _exit._inert_types())
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        _Plain,
-        lambda: _PlainDict(a=1),
-        lambda: {"a": [1, (2, 3)]},
-        lambda: re.compile("x+"),
-        threading.RLock,
-        lambda: weakref.ref(_Plain),
-        lambda: ValueError("kept"),
-        lambda: _Plain,
-    ],
-)
-def test_objects_whose_end_does_nothing_are_inert(make: object) -> None:
-    assert _inert(make())  # type: ignore[operator]
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        _WithDel,
-        _InheritsDel,
-        lambda: io.BytesIO(b"x"),
-        lambda: io.StringIO("x"),
-        _generator,
-        lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM),
-        lambda: sqlite3.connect(":memory:"),
-        lambda: weakref.ref(_Plain, print),
-        type("Buffer", (io.BytesIO,), {}),
-        tempfile.SpooledTemporaryFile,
-    ],
-)
-def test_objects_whose_end_may_act_are_not_inert(make: object) -> None:
-    made = make()  # type: ignore[operator]
-    try:
-        assert not _inert(made)
-    finally:
-        for close in ("close", "detach"):
-            if hasattr(made, close):
-                getattr(made, close)()
-                break
-        del made
-        gc.collect()

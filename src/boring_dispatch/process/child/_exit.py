@@ -5,10 +5,11 @@ same, plus the teardown of every module the fork server loaded (about 5 ms:
 clearing them writes to, and so copies, the server's pages). :func:`finish`
 runs the steps of that exit that a gateway can observe, in the interpreter's
 order (CPython 3.11, ``Py_RunMain`` and ``Py_FinalizeEx``), then ends with
-``os._exit``:
+the C library's ``exit``, as the interpreter does:
 
 1. the call's status as the interpreter computes it: ``SystemExit(None)`` ->
-   0, an int -> its low byte (-1 when it does not fit a C ``long``), anything
+   0, an int -> its low byte (an int subclass by its own value; -1 when it
+   does not fit a C ``long``), anything
    else printed on stderr -> 1; another exception through ``sys.excepthook``
    (``sys.last_*`` set) -> 1;
 2. the non-daemon threads joined (``threading._shutdown``);
@@ -19,8 +20,11 @@ order (CPython 3.11, ``Py_RunMain`` and ``Py_FinalizeEx``), then ends with
    those modules removed from ``sys.modules``, a collection, their
    dictionaries cleared in reverse import order as ``_PyModule_ClearDict``
    clears them (single-underscore names first), a collection;
-6. the standard streams flushed again, the C library's streams flushed;
-   ``os._exit(status)``.
+6. the standard streams ended as the teardown ends them when it clears
+   ``sys`` (an ``io`` object closed, a failure silent); the C library's
+   ``exit(status)``: its exit handlers (``atexit``, C++ static destructors,
+   those of libraries loaded by the call) and its streams, which ``os._exit``
+   would skip.
 
 It falls back to the interpreter's full exit (``None`` is returned and the
 caller raises ``SystemExit(status)``, the status already computed and
@@ -31,12 +35,20 @@ with ``SIGINT``); another thread still alive after the join or after the
 failed flush (the interpreter reports it and exits 120); and any object made
 after the fork that is still alive after step 5 whose deallocation could do
 more than free memory: such an object is held by the server's modules, and
-only their teardown would end it (see :func:`_inert`).
+only their teardown would end it (see :mod:`._inertness`). A fallback after
+step 5 puts the server's modules back and hides ``sys.stdout``/``stderr`` from
+the full exit's first flush (its own teardown restores them).
+
+It is not used at all (the full exit, whole) when the judgement is not
+possible: an interpreter whose type layout or exit it does not know
+(:mod:`._typelayout`: CPython 3.11 without free threading only), a debug
+build or development mode (their exit reports what it keeps silent
+otherwise), a call that froze objects (``gc.freeze`` hides them from the
+collector's list) or added an audit hook (the interpreter's exit calls them).
 """
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import sys
@@ -46,8 +58,9 @@ from types import ModuleType
 from typing import Final
 
 from boring_dispatch.process import _reach
+from boring_dispatch.process.child import _inertness, _typelayout
 
-__all__ = ["Snapshot", "finish", "status_of"]
+__all__ = ["Snapshot", "applies", "finish", "status_of", "watch_audit_hooks"]
 
 #: What ``finalize_modules_delete_special`` sets to ``None`` in ``sys`` (CPython 3.11).
 _SYS_DELETES: Final = (
@@ -60,8 +73,11 @@ _C_LONG: Final = 1 << 63
 _ADDED_AFTER_COPY: Final = frozenset(
     {"open", "exit", "quit", "copyright", "credits", "license", "help", "_"}
 )
-#: ``PyTypeObject.tp_dealloc``: after the object head and tp_name, tp_basicsize, tp_itemsize.
-_TP_DEALLOC_OFFSET: Final = 6 * 8
+
+
+def applies() -> bool:
+    """Whether this interpreter is one whose exit the protocol follows (else never used)."""
+    return _typelayout.DEALLOC_OFFSET is not None
 
 
 def status_of(run: Callable[[], int]) -> int:
@@ -82,8 +98,12 @@ def status_of(run: Callable[[], int]) -> int:
 
 
 def _low_byte(code: int) -> int:
-    """The exit status of ``exit(code)`` after the interpreter's ``(int)PyLong_AsLong``."""
-    value = int(code)
+    """The exit status of ``exit(code)`` after the interpreter's ``(int)PyLong_AsLong``.
+
+    ``PyLong_AsLong`` reads an int subclass's own value: its ``__int__`` and
+    ``__index__`` are never called (``int(code)`` would call them).
+    """
+    value = int.__int__(code)
     if not -_C_LONG <= value < _C_LONG:
         value = -1
     return value & 0xFF
@@ -140,21 +160,52 @@ class Snapshot:
 
         #: ``sys.modules``: the server's modules (its teardown is what is skipped).
         self.modules: Final = dict(sys.modules)
+        #: The objects frozen at the fork (the server's): a call that freezes its own
+        #: hides them from ``gc.get_objects``, so their ends could not be judged.
+        self.frozen: Final = gc.get_freeze_count()
         #: The builtins as ``pycore_init_builtins`` copied them: the interpreter's exit
         #: restores that copy, without ``open`` and what ``site`` added.
         self.builtins: Final = {
             key: value for key, value in vars(builtins).items() if key not in _ADDED_AFTER_COPY
         }
+        #: Audit hooks added so far (the server's watch counts them; ``None``: no watch).
+        self.audit_hooks: Final = len(_HOOKS_ADDED) if _HOOKS_ADDED else None
 
 
-def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
+#: ``[watching, then one entry per audit hook added]`` (:func:`watch_audit_hooks`).
+_HOOKS_ADDED: Final[list[bool]] = []
+
+
+def _on_audit(event: str, _args: tuple[object, ...]) -> None:
+    if event == "sys.addaudithook":
+        _HOOKS_ADDED.append(True)
+
+
+def watch_audit_hooks() -> None:
+    """In the fork server, once: count the audit hooks a call adds.
+
+    The interpreter's exit calls every audit hook (``cpython.PyInterpreterState_Clear``
+    among other events); the protocol would not. No API lists them, so the
+    server's own hook counts ``sys.addaudithook`` events (a hook cannot be
+    added without raising one), and a call that added one takes the full exit.
+    """
+    if not _HOOKS_ADDED:
+        _HOOKS_ADDED.append(True)
+        sys.addaudithook(_on_audit)
+
+
+def finish(status: int, taken: Snapshot, streams: Sequence[Callable[[], object]]) -> None:
     """End the process as the interpreter's exit would, or return to fall back to it.
 
-    ``taken`` is what :class:`Snapshot` saw at the fork; ``streams`` the
-    standard streams the child made (all their layers): their end, once
-    flushed, does nothing more (their raw files do not close descriptors).
+    ``taken`` is what :class:`Snapshot` saw at the fork; ``streams`` weak
+    references to the standard streams the child made (all their layers):
+    weak, so that each ends when a spawned one would (a replaced stream at
+    once); those still alive are finalized as the teardown finalizes them.
     """
-    exempt = {id(stream) for stream in streams}  # alive: the caller holds them
+    if not _judgeable(taken):
+        return
+    made = [stream for stream in (weak() for weak in streams) if stream is not None]
+    exempt = {id(stream) for stream in made}  # held here while alive
     if "threading" in sys.modules:
         sys.modules["threading"]._shutdown()  # noqa: SLF001 - the interpreter's own step
     if not _alone():
@@ -167,17 +218,70 @@ def finish(status: int, taken: Snapshot, streams: Sequence[object]) -> None:
     if gc.isenabled():
         gc.collect()
     # Everything the rest needs, before the call's modules (``_random``) and sys.modules go.
-    inert_types = _inert_types()
+    inert_types = _inertness.inert_types()  # held: their ids stay theirs
+    inert_ids = {id(klass) for klass in inert_types}
     libc = _reach.libc()
     _clear_special()
-    server = _clear_modules(taken)
-    if not _alone() or not all(_inert(obj, exempt, inert_types) for obj in gc.get_objects()):
-        sys.modules.update(server)  # the interpreter's exit tears the server's modules down
+    server: dict[str, ModuleType] = {}
+    try:
+        _clear_modules(taken, server)
+        ending = _alone() and all(
+            _inertness.inert(obj, exempt, inert_ids) for obj in gc.get_objects()
+        )
+    except BaseException:
+        _resume(server)
+        raise
+    if not ending:
+        _resume(server)
         return
-    if not _flushed(streams):
-        return
-    libc.fflush(None)  # what the C library's exit does for its own streams
-    os._exit(status)
+    _end_streams(made)
+    libc.exit(status)  # its handlers and streams, as after Py_FinalizeEx
+    os._exit(status)  # not reached
+
+
+def _resume(server: dict[str, ModuleType]) -> None:
+    """Hand a half-done exit back to the interpreter's, which tears the server's modules down.
+
+    The interpreter's exit has flushed ``sys.stdout`` and ``sys.stderr`` once
+    already (step 4); after its teardown it finds no ``sys`` names to flush.
+    Starting over, it would flush the restored original streams first, and a
+    failure there would turn the status into 120: they are hidden from that
+    flush (its own teardown restores them again before the modules go).
+    """
+    sys.modules.update(server)
+    sys.stdout = sys.stderr = None
+
+
+def _end_streams(made: Sequence[object]) -> None:
+    """The end of the standard streams, as the interpreter's teardown ends them.
+
+    ``sys``'s streams and the layers the child made that are still alive
+    (a call may hold one elsewhere) are finalized as ``io`` objects are:
+    closed, a failure silent (``iobase_finalize`` outside development mode);
+    anything that is not an ``io`` object is only dropped. The child's raw
+    files do not own descriptors 0-2: nothing is closed for the C library.
+    """
+    names = ("stdin", "stdout", "stderr", "__stdin__", "__stdout__", "__stderr__")
+    seen: set[int] = set()
+    for stream in (*(getattr(sys, name, None) for name in names), *made):
+        if id(stream) in seen or not issubclass(type(stream), _IOBASE) or _closed(stream):
+            continue
+        seen.add(id(stream))
+        with suppress(Exception):
+            stream.close()  # type: ignore[union-attr]
+
+
+def _judgeable(taken: Snapshot) -> bool:
+    """Whether what the full exit would do can be told at all on this interpreter, for this call."""
+    if not applies() or sys.flags.dev_mode or _DEBUG_BUILD:
+        # Classes cannot be told apart on this interpreter; in development mode and
+        # in a debug build the interpreter's exit reports what it otherwise keeps silent
+        # (an io object's failed close, see _end_streams).
+        return False
+    if gc.get_freeze_count() > taken.frozen:
+        return False  # the call froze objects of its own (gc.freeze): hidden from gc.get_objects
+    # An audit hook of the call (or none watched): the interpreter's exit calls it.
+    return taken.audit_hooks is not None and len(_HOOKS_ADDED) == taken.audit_hooks
 
 
 def _alone() -> bool:
@@ -191,13 +295,21 @@ def _alone() -> bool:
 def _flushed(extra: Collection[object] = ()) -> bool:
     """``flush_std_files``: ``sys.stdout`` and ``sys.stderr`` unless ``None`` or closed."""
     for stream in (getattr(sys, "stdout", None), getattr(sys, "stderr", None), *extra):
-        if stream is None or getattr(stream, "closed", True):
+        if stream is None or _closed(stream):
             continue
         try:
             stream.flush()  # type: ignore[union-attr]  # none: the interpreter reports it
         except Exception:  # noqa: BLE001 - the interpreter reports it and exits 120
             return False
     return True
+
+
+def _closed(stream: object) -> bool:
+    """``file_is_closed``: a ``closed`` that is missing, fails or has no truth reads as open."""
+    try:
+        return bool(stream.closed)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - the interpreter clears it and flushes
+        return False
 
 
 def _clear_special() -> None:
@@ -211,25 +323,24 @@ def _clear_special() -> None:
         setattr(sys, name, getattr(sys, f"__{name}__", None))
 
 
-def _clear_modules(taken: Snapshot) -> dict[str, ModuleType]:
+def _clear_modules(taken: Snapshot, server: dict[str, ModuleType]) -> None:
     """``finalize_modules`` for the modules loaded after the fork.
 
     ``sys.modules`` is emptied, the builtins restored, a collection runs, then
     the dictionaries of the call's modules still alive are cleared, newest
-    first, and a collection runs. Returns the server's modules (taken out of
-    ``sys.modules`` as the interpreter's exit takes them out).
+    first, and a collection runs. ``server`` receives the server's modules
+    (taken out of ``sys.modules`` as the interpreter's exit takes them out).
+    Anything else a call put in ``sys.modules`` is only dropped, as there.
     """
     import builtins
     from _weakref import ref
 
     alive: list[ref[ModuleType]] = []
-    server: dict[str, ModuleType] = {}
     for name, module in list(sys.modules.items()):
         if taken.modules.get(name) is module:
             server[name] = module
-        else:
-            with suppress(TypeError):  # not a module: a gateway put something else there
-                alive.append(ref(module))
+        elif issubclass(type(module), ModuleType):  # PyModule_Check
+            alive.append(ref(module))
         sys.modules[name] = None  # type: ignore[assignment]
     del name, module
     sys.modules.clear()
@@ -243,7 +354,6 @@ def _clear_modules(taken: Snapshot) -> dict[str, ModuleType]:
             _clear_dict(vars(found))
         del found
     gc.collect()
-    return server
 
 
 def _clear_dict(namespace: dict[str, object]) -> None:
@@ -257,97 +367,6 @@ def _clear_dict(namespace: dict[str, object]) -> None:
             namespace[key] = None
 
 
-def _inert(obj: object, exempt: Collection[int], inert_types: frozenset[type]) -> bool:
-    """Whether the end of ``obj`` (made after the fork, still alive) does nothing observable.
-
-    True for an exempt object, for a weak reference without a callback (or
-    with one of the standard library's bookkeeping callbacks), and for an
-    object every class of whose type is either one of the built-in types in
-    ``inert_types`` (:func:`_inert_types`) or a Python class without ``__del__`` deallocated by
-    the interpreter's generic routine. False for everything else: files,
-    sockets, generators, database connections, objects with ``__del__``...
-    """
-    if id(obj) in exempt:
-        return True
-    if isinstance(obj, _WEAKREF_TYPES):
-        return _bookkeeping(getattr(obj, "__callback__", None))
-    return all(_inert_class(klass, inert_types) for klass in type(obj).__mro__)
-
-
-def _inert_class(klass: type, inert_types: frozenset[type]) -> bool:
-    if klass in inert_types:
-        return True
-    return _dealloc(klass) == _GENERIC_DEALLOC and "__del__" not in vars(klass)
-
-
-def _dealloc(klass: type) -> int | None:
-    return ctypes.c_void_p.from_address(id(klass) + _TP_DEALLOC_OFFSET).value
-
-
-class _Plain:
-    """A Python class: its deallocation routine is the generic one (``subtype_dealloc``)."""
-
-
-_GENERIC_DEALLOC: Final = _dealloc(_Plain)
-
-
-def _bookkeeping(callback: object) -> bool:
-    """No callback, or one that only removes an entry from a weak container."""
-    if callback is None:
-        return True
-    code = getattr(callback, "__code__", None)
-    if code is not None:
-        where = (getattr(code, "co_qualname", ""), code.co_filename.rpartition("/")[2])
-        return where in _BOOKKEEPING_CALLBACKS
-    # _abc's registry and caches: the C function _destroy bound to a weak reference.
-    return getattr(callback, "__name__", "") == "_destroy" and isinstance(
-        getattr(callback, "__self__", None), _WEAKREF_TYPES
-    )
-
-
-def _inert_types() -> frozenset[type]:
-    """Built-in types whose deallocation only frees memory and drops references."""
-    import _thread
-    import abc
-    import builtins
-    import re
-    import types
-
-    random = sys.modules.get("_random")  # random.Random's base, when the call loaded it
-    extra: set[type] = {random.Random} if isinstance(random, ModuleType) else set()
-    return frozenset(
-        {
-            object, type, int, bool, float, complex, str, bytes, tuple, list, dict, set,
-            frozenset, range, slice, type(None), property, classmethod, staticmethod,
-            types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.CellType,
-            types.CodeType, types.ModuleType, types.MappingProxyType, types.SimpleNamespace,
-            types.GetSetDescriptorType, types.MemberDescriptorType, types.WrapperDescriptorType,
-            types.MethodDescriptorType, types.ClassMethodDescriptorType,
-            types.MethodWrapperType, re.Pattern, re.Match, _thread.LockType, _thread.RLock,
-            type(vars(abc.ABC)["_abc_impl"]),  # _abc's per-class data
-        }
-        | extra
-        | {
-            klass
-            for klass in vars(builtins).values()
-            if isinstance(klass, type) and issubclass(klass, BaseException)
-        }
-    )  # fmt: skip
-
-
-def _weakref_types() -> tuple[type, ...]:
-    import _weakref
-
-    return (_weakref.ref,)
-
-
-_WEAKREF_TYPES: Final = _weakref_types()
-#: Weak-reference callbacks of the standard library that only drop an entry from a container.
-_BOOKKEEPING_CALLBACKS: Final = frozenset(
-    {
-        ("WeakSet.__init__.<locals>._remove", "_weakrefset.py"),
-        ("WeakValueDictionary.__init__.<locals>.remove", "weakref.py"),
-        ("WeakKeyDictionary.__init__.<locals>.remove", "weakref.py"),
-        ("_removeHandlerRef", "__init__.py"),  # logging's handler list
-    }
-)
+#: A debug build (``Py_DEBUG``): its ``iobase_finalize`` reports a failed close.
+_DEBUG_BUILD: Final = hasattr(sys, "gettotalrefcount")
+_IOBASE: Final = vars(__import__("_io"))["_IOBase"]

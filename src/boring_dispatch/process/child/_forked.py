@@ -33,6 +33,7 @@ import json
 import os
 import socket
 import sys
+from _weakref import ref
 from contextlib import suppress
 from typing import Final
 
@@ -195,7 +196,9 @@ def preload() -> None:
     The C library handle, the functions of it a child calls and the
     ``capget`` structures, ``argparse`` (parsed gateways), ``fcntl``, ``io``,
     ``locale`` (the child's set-up) and :mod:`boring_dispatch._files` (the
-    runner's span writer appends with it); then the collector's view of
+    runner's span writer appends with it); the count of audit hooks the exit
+    protocol watches (:func:`~boring_dispatch.process.child._exit.watch_audit_hooks`);
+    the interpreter's AST singletons (a first ``compile()``); then the collector's view of
     everything loaded is frozen, so the children's collections do not touch
     (and copy) the server's pages.
     """
@@ -209,8 +212,14 @@ def preload() -> None:
 
     libc = _reach.libc()
     # Made (and cached on the handle by ctypes) here, not in each child (see _exit).
-    libc.prctl, libc.capget, libc.capset, libc.fflush  # noqa: B018
+    libc.prctl, libc.capget, libc.capset, libc.exit  # noqa: B018
     _reach.capability_types()
+    _exit.watch_audit_hooks()
+    # The interpreter makes its AST singletons at the first compile(): here, not in each
+    # child (every gateway is compiled by the confined importer). Made in a child, they
+    # stay alive and their class has its own deallocation: every call fell back to the
+    # full exit, unless this server had compiled a module of its own (no .pyc file).
+    compile("", "<fork server>", "exec", dont_inherit=True)
     gc.freeze()
 
 
@@ -226,7 +235,7 @@ def run_call(fds: list[int], *, server_pid: int) -> int:
     gc.freeze()  # what the server made while serving is not the call's (see _exit)
     taken = _exit.Snapshot()
     os.setsid()
-    streams = _place(fds)
+    streams = [ref(stream) for stream in _place(fds)]  # weak: see _exit.finish
     sock = socket.socket(fileno=_SPEC_FD)
     try:
         argv = _set_up(sock)
@@ -243,6 +252,8 @@ def run_call(fds: list[int], *, server_pid: int) -> int:
     if code:
         return 127
     sys.argv = [runner.__file__ or "runner", *argv]
+    if not _exit.applies():  # another interpreter: its own exit, whole (no emulated step)
+        return runner.main(argv, parent_pid=server_pid)
     status = _exit.status_of(lambda: runner.main(argv, parent_pid=server_pid))
     with suppress(Exception):  # never the call's status: the interpreter's exit then
         _exit.finish(status, taken, streams)
