@@ -28,6 +28,8 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import select
+import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
@@ -62,6 +64,8 @@ if TYPE_CHECKING:
 __all__ = ["stdio_streams"]
 
 _LOG: Final = logging.getLogger("boring_dispatch")
+#: Where ``poll`` on a pipe means room for :data:`select.PIPE_BUF` bytes (see :class:`_ReadyPipe`).
+_LINUX: Final = sys.platform.startswith("linux")
 
 
 @dataclass(slots=True)
@@ -221,15 +225,54 @@ async def _forward(
 
 
 async def _write_loop(receive: MemoryObjectReceiveStream[_Out], fd: int) -> None:
+    ready = _ReadyPipe.of(fd)
     async with receive:
         async for out in receive:
             try:
-                await anyio.to_thread.run_sync(_write_all, fd, out.data)
+                rest = ready.write(out.data) if ready is not None else memoryview(out.data)
+                if rest:
+                    await anyio.to_thread.run_sync(_write_all, fd, rest)
             finally:
                 out.release()
 
 
-def _write_all(fd: int, data: bytes) -> None:
+class _ReadyPipe:
+    """Writes to a pipe from the event loop while it has room: no thread hop for an answer.
+
+    Only for a pipe (what an MCP client's stdio is): ``poll`` reports it
+    writable while a whole buffer of :data:`select.PIPE_BUF` bytes or more is
+    free, and a write of at most that many bytes then completes at once. What
+    does not fit is left to a worker thread, which may block (the client is
+    not reading) without stalling the event loop.
+    """
+
+    __slots__ = ("_fd", "_poll")
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLOUT)
+
+    @classmethod
+    def of(cls, fd: int) -> _ReadyPipe | None:
+        """One for ``fd`` if it is a pipe on which ``poll`` works, else ``None``."""
+        try:
+            return cls(fd) if _LINUX and stat.S_ISFIFO(os.fstat(fd).st_mode) else None
+        except (OSError, ValueError, AttributeError):
+            return None
+
+    def write(self, data: bytes) -> memoryview:
+        """Write what fits without blocking, a buffer at a time; return the rest."""
+        view = memoryview(data)
+        while view and self._room():
+            view = view[os.write(self._fd, view[: select.PIPE_BUF]) :]
+        return view
+
+    def _room(self) -> bool:
+        return any(events & select.POLLOUT for _, events in self._poll.poll(0))
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
