@@ -32,8 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.process._cancel import forget as forget_cancelled
 from boring_dispatch.surfaces.mcp._children import end_descendant_groups
-from boring_dispatch.surfaces.mcp._hops import asks_dry_run as _asks_dry_run  # noqa: F401 - its old name
-from boring_dispatch.surfaces.mcp._hops import in_thread_to_the_end, repository_call
+from boring_dispatch.surfaces.mcp._hops import asks_dry_run, in_thread_to_the_end, repository_call
 from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
 if TYPE_CHECKING:
@@ -47,6 +46,8 @@ if TYPE_CHECKING:
 __all__ = ["MAX_CONCURRENT_CALLS", "SERVER_NAME", "serve"]
 
 SERVER_NAME: Final = "boring-dispatch"
+#: The dry-run test under its former name here (it moved to :mod:`._hops`).
+_asks_dry_run: Final = asks_dry_run
 #: Gateways (or table handlers) running at the same time; more wait for a free slot.
 MAX_CONCURRENT_CALLS: Final = 8
 
