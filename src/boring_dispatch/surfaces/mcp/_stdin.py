@@ -8,22 +8,31 @@ client receives an error response instead of waiting forever. Projections far
 below this cap but above the dispatcher's own caps are refused with a
 structured result instead.
 
-At end of input the reader runs its ``on_eof`` callback once (the server ends
-the gateways still running for a client that has gone).
+:class:`LineReader` is read from the event loop. On a pipe or a socket (what
+an MCP client gives its server) it waits until the descriptor is readable and
+then reads what is there, so a request reaches the loop without a thread
+hop; on anything else (a file, a terminal) every read runs in a worker thread.
+It holds at most one cap of a line, plus one read's worth of what follows it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import stat
+import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import BinaryIO, Final
+from typing import Final
 
-__all__ = ["EDGE_BYTES", "MAX_LINE_BYTES", "BoundedLineReader", "Oversized"]
+__all__ = ["EDGE_BYTES", "MAX_LINE_BYTES", "READ_BYTES", "LineReader", "Oversized"]
 
 #: One JSON-RPC message: 4 MiB of stdin can take six times that once JSON-escaped.
 MAX_LINE_BYTES: Final = 32 * 1024 * 1024
 #: How many first and last bytes of an oversized line are kept.
 EDGE_BYTES: Final = 512
+#: The most one read asks for.
+READ_BYTES: Final = 1 << 16
+_LINUX: Final = sys.platform.startswith("linux")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,41 +43,86 @@ class Oversized:
     tail: bytes
 
 
-class BoundedLineReader:
-    """A line source over a binary stream whose ``readline`` never holds more than one cap."""
+class LineReader:
+    """Lines of one descriptor whose ``readline`` never holds more than one cap of a line.
+
+    ``fill`` is given for tests and other sources: an awaitable read of at most
+    :data:`READ_BYTES` (``b""`` at the end); by default it is chosen for the
+    descriptor (see the module).
+    """
 
     def __init__(
         self,
-        source: BinaryIO,
+        fd: int,
         *,
-        on_eof: Callable[[], object],
         max_line_bytes: int = MAX_LINE_BYTES,
+        fill: Callable[[], Awaitable[bytes]] | None = None,
     ) -> None:
-        self._source = source
-        self._on_eof: Callable[[], object] | None = on_eof
+        self._fd = fd
         self._cap = max_line_bytes
+        self._buffer = bytearray()
+        self._scanned = 0  # the buffer holds no newline before this offset
+        self._ended = False
+        self._fill = fill or (self._when_ready if _pollable(fd) else self._in_thread)
 
-    def readline(self) -> bytes | Oversized:
+    async def readline(self) -> bytes | Oversized:
         """One line (with its newline, if any), an oversized one's edges, or ``b""`` at the end."""
-        data = self._source.readline(self._cap + 1)
-        if not data:
-            self._eof()
-            return b""
+        data = await self._take(self._cap + 1)
         if len(data) <= self._cap or data.endswith(b"\n"):
             return data
-        return Oversized(data[:EDGE_BYTES], self._skip_rest(data[-EDGE_BYTES:]))
-
-    def _skip_rest(self, tail: bytes) -> bytes:
-        """Read and drop the rest of the line; return its last bytes."""
-        while True:
-            chunk = self._source.readline(self._cap)
+        head, tail = data[:EDGE_BYTES], data[-EDGE_BYTES:]
+        while True:  # read and drop the rest of the line, keeping its last bytes
+            chunk = await self._take(self._cap)
             if not chunk:
-                return tail
+                return Oversized(head, tail)
             tail = (tail + chunk)[-EDGE_BYTES:]
             if chunk.endswith(b"\n"):
-                return tail
+                return Oversized(head, tail)
 
-    def _eof(self) -> None:
-        callback, self._on_eof = self._on_eof, None
-        if callback is not None:
-            callback()
+    async def _take(self, limit: int) -> bytes:
+        """At most ``limit`` bytes, through the first newline; ``b""`` only at the end."""
+        while True:
+            end = self._line_end(limit)
+            if end is not None:
+                break
+            if self._ended:
+                end = len(self._buffer)
+                break
+            chunk = await self._fill()
+            if chunk:
+                self._buffer += chunk
+            else:
+                self._ended = True
+        taken = bytes(self._buffer[:end])
+        del self._buffer[:end]
+        self._scanned = 0
+        return taken
+
+    def _line_end(self, limit: int) -> int | None:
+        index = self._buffer.find(b"\n", self._scanned, limit)
+        if index >= 0:
+            return index + 1
+        if len(self._buffer) >= limit:
+            return limit
+        self._scanned = len(self._buffer)
+        return None
+
+    async def _when_ready(self) -> bytes:
+        import anyio
+
+        await anyio.wait_readable(self._fd)
+        return os.read(self._fd, READ_BYTES)  # readable: returns what is there at once
+
+    async def _in_thread(self) -> bytes:
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(os.read, self._fd, READ_BYTES, abandon_on_cancel=True)
+
+
+def _pollable(fd: int) -> bool:
+    """A pipe or a socket on Linux: the event loop can wait for it to be readable."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return _LINUX and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))

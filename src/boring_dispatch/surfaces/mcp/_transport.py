@@ -6,8 +6,10 @@ while its output is blocked, and ends the session when a message cannot be
 encoded. ``Server.run`` takes any pair of streams, so this module supplies its
 own (the SDK still does all JSON-RPC and MCP work):
 
-- Reading: one bounded line at a time (:mod:`._stdin`), strict JSON
-  (:mod:`._wire`), then the SDK's JSON-RPC message model. A message that
+- Reading: one bounded line at a time (:mod:`._stdin`, from the event loop
+  when stdin is a pipe), strict JSON (:mod:`._wire`), then the SDK's JSON-RPC
+  message model, on the loop for a line of at most :data:`INLINE_CHECK_BYTES`
+  and in a worker thread for a longer one. A message that
   is refused is answered at once with a JSON-RPC error (-32700 or -32600, with
   its id when one can be recovered, else ``null``); a malformed *response* is
   dropped, since a response is never answered. A request whose id is still in
@@ -18,6 +20,8 @@ own (the SDK still does all JSON-RPC and MCP work):
   and every written message is reported to it.
 - Writing: every message is encoded here, once. One that cannot be encoded
   becomes an internal-error response for its id instead of ending the session.
+  It is written from the event loop while the stdout pipe has room, and what
+  does not fit by a worker thread (:class:`_ReadyPipe`).
 - While serving, fd 0 reads ``/dev/null`` and fd 1 writes to stderr, so a
   handler's stray ``input()`` or ``print()`` never touches the wire; the wire
   uses private duplicates of both.
@@ -53,7 +57,7 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from boring_dispatch.surfaces.mcp._flow import Flow
-from boring_dispatch.surfaces.mcp._stdin import MAX_LINE_BYTES, BoundedLineReader
+from boring_dispatch.surfaces.mcp._stdin import MAX_LINE_BYTES, LineReader, Oversized
 from boring_dispatch.surfaces.mcp._wire import INVALID_REQUEST, Message, Refusal, read_message
 
 if TYPE_CHECKING:
@@ -158,18 +162,12 @@ class _Incoming:
     size: int
 
 
-class _End:
-    """End of input."""
+#: A line up to this size is checked on the event loop; a longer one in a worker thread.
+INLINE_CHECK_BYTES: Final = 1 << 16
 
 
-_END: Final = _End()
-
-
-def _read_one(lines: BoundedLineReader) -> _Incoming | Refusal | _End | None:
-    """Read and check one line (in a worker thread); ``None``: nothing to do for it."""
-    line = lines.readline()
-    if line == b"":
-        return _END
+def _check_line(line: bytes | Oversized) -> _Incoming | Refusal | None:
+    """Check one line; ``None``: nothing to do for it."""
     if isinstance(line, bytes) and not line.strip():
         return None  # a blank line is no message
     parsed = read_message(line, max_line_bytes=MAX_LINE_BYTES)
@@ -189,17 +187,24 @@ def _read_one(lines: BoundedLineReader) -> _Incoming | Refusal | _End | None:
 
 
 async def _read_loop(
-    lines: BoundedLineReader,
+    lines: LineReader,
     send: MemoryObjectSendStream[SessionMessage | Exception],
     writer: WireWriter,
     flow: Flow,
+    on_eof: Callable[[], object],
 ) -> None:
     async with send:
         while True:
             await flow.room_to_read()
-            item = await anyio.to_thread.run_sync(_read_one, lines, abandon_on_cancel=True)
-            if isinstance(item, _End):
+            line = await lines.readline()
+            if line == b"":
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(on_eof)
                 return
+            if isinstance(line, bytes) and len(line) <= INLINE_CHECK_BYTES:
+                item = _check_line(line)
+            else:
+                item = await anyio.to_thread.run_sync(_check_line, line, abandon_on_cancel=True)
             if isinstance(item, Refusal):
                 await writer.refuse(item)
             elif item is not None:
@@ -313,16 +318,14 @@ async def stdio_streams(
     ``on_eof`` runs once, in a worker thread, when stdin ends.
     """
     with _private_stdio() as (stdin_fd, stdout_fd):
-        # closefd=False: the descriptor outlives the session (see _private_stdio).
-        source = open(stdin_fd, "rb", closefd=False)  # noqa: ASYNC230, SIM115 - no I/O yet
-        lines = BoundedLineReader(source, on_eof=on_eof)
+        lines = LineReader(stdin_fd)
         read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         out_send, out_receive = anyio.create_memory_object_stream[_Out](0)
         writer = WireWriter(out_send, flow)
         async with anyio.create_task_group() as writing:
             writing.start_soon(_write_loop, out_receive, stdout_fd)
             async with anyio.create_task_group() as reading:
-                reading.start_soon(_read_loop, lines, read_send, writer, flow)
+                reading.start_soon(_read_loop, lines, read_send, writer, flow, on_eof)
                 yield read_receive, writer
                 reading.cancel_scope.cancel()
             await writer.aclose()
