@@ -1,14 +1,14 @@
-"""The event-loop line reader: the lines the former threaded reader gave, in bounded memory.
+"""The event-loop line reader gives the threaded reader's lines, in bounded memory.
 
-The reference is the former reader's algorithm over ``io.BytesIO`` (whose
-``readline(limit)`` is the buffered reader's): ``readline(cap + 1)``, and for a
-line over the cap, its edges while the rest is read with ``readline(cap)``.
+The reference is :class:`BoundedLineReader` over a blocking stream (what the
+server still uses when stdin is not a pipe or a socket).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import sys
 from pathlib import Path
 
 import anyio
@@ -16,30 +16,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boring_dispatch.surfaces.mcp._stdin import EDGE_BYTES, READ_BYTES, LineReader, Oversized
+from boring_dispatch.surfaces.mcp._stdin import (
+    EDGE_BYTES,
+    READ_BYTES,
+    BoundedLineReader,
+    LineReader,
+    Oversized,
+    pollable,
+)
 
 _CAP = 40
 
 
 def _reference(data: bytes, cap: int) -> list[bytes | Oversized]:
-    source = io.BytesIO(data)
+    """The lines of the threaded reader (a blocking stream)."""
+    ended: list[bool] = []
+    reader = BoundedLineReader(
+        io.BytesIO(data), on_eof=lambda: ended.append(True), max_line_bytes=cap
+    )
     out: list[bytes | Oversized] = []
-    while True:
-        line = source.readline(cap + 1)
-        if not line:
-            return out
-        if len(line) <= cap or line.endswith(b"\n"):
-            out.append(line)
-            continue
-        head, tail = line[:EDGE_BYTES], line[-EDGE_BYTES:]
-        while True:
-            chunk = source.readline(cap)
-            if not chunk:
-                break
-            tail = (tail + chunk)[-EDGE_BYTES:]
-            if chunk.endswith(b"\n"):
-                break
-        out.append(Oversized(head, tail))
+    while (line := reader.readline()) != b"":
+        out.append(line)
+    assert ended == [True]
+    return out
 
 
 def _read_all(reader: LineReader) -> list[bytes | Oversized]:
@@ -48,6 +47,7 @@ def _read_all(reader: LineReader) -> list[bytes | Oversized]:
         with anyio.fail_after(30):
             while (line := await reader.readline()) != b"":
                 out.append(line)
+            assert await reader.readline() == b""  # the end stays the end
         return out
 
     return anyio.run(main)
@@ -87,8 +87,10 @@ def test_lines_are_those_of_the_former_reader_however_the_input_arrives(
         held.append(len(reader._buffer))
         return pending.pop(0) if pending else b""
 
-    reader = LineReader(-1, max_line_bytes=_CAP, fill=fill)
+    ended: list[bool] = []
+    reader = LineReader(-1, on_eof=lambda: ended.append(True), max_line_bytes=_CAP, fill=fill)
     assert _read_all(reader) == _reference(data, _CAP)
+    assert ended == [True]  # once, at the end
     assert max(held, default=0) <= _CAP + max((len(c) for c in chunks), default=0)
 
 
@@ -103,24 +105,31 @@ def test_a_huge_line_is_skipped_in_bounded_memory_and_its_edges_kept() -> None:
         return pending.pop(0) if pending else b""
 
     cap = 4 * READ_BYTES
-    reader = LineReader(-1, max_line_bytes=cap, fill=fill)
+    reader = LineReader(-1, on_eof=lambda: None, max_line_bytes=cap, fill=fill)
     lines = _read_all(reader)
     assert lines == [Oversized(line[:EDGE_BYTES], line[-EDGE_BYTES:]), b"{}\n"]
     assert max(held) <= cap + READ_BYTES
 
 
-@pytest.mark.parametrize("kind", ["pipe", "file"])
-def test_a_pipe_and_a_file_give_the_same_lines(tmp_path: Path, kind: str) -> None:
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the loop reads pipes on Linux")
+def test_a_pipe_read_from_the_loop_gives_the_lines_of_a_file_read_in_a_thread(
+    tmp_path: Path,
+) -> None:
     data = b'{"a":1}\n\n' + b"z" * 100 + b"\n" + b'{"last":true}'
-    if kind == "file":
-        path = tmp_path / "in"
-        path.write_bytes(data)
-        fd = os.open(path, os.O_RDONLY)
-    else:
-        fd, write_fd = os.pipe()
-        os.write(write_fd, data)
-        os.close(write_fd)
+    path = tmp_path / "in"
+    path.write_bytes(data)
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, data)
+    os.close(write_fd)
+    file_fd = os.open(path, os.O_RDONLY)
+    ended: list[bool] = []
     try:
-        assert _read_all(LineReader(fd, max_line_bytes=64)) == _reference(data, 64)
+        assert pollable(read_fd)
+        assert not pollable(file_fd)
+        reader = LineReader(read_fd, on_eof=lambda: ended.append(True), max_line_bytes=64)
+        assert _read_all(reader) == _reference(data, 64)
     finally:
-        os.close(fd)
+        os.close(read_fd)
+        os.close(file_fd)
+    assert ended == [True]
+    assert not pollable(read_fd)  # closed

@@ -8,11 +8,15 @@ client receives an error response instead of waiting forever. Projections far
 below this cap but above the dispatcher's own caps are refused with a
 structured result instead.
 
-:class:`LineReader` is read from the event loop. On a pipe or a socket (what
-an MCP client gives its server) it waits until the descriptor is readable and
-then reads what is there, so a request reaches the loop without a thread
-hop; on anything else (a file, a terminal) every read runs in a worker thread.
-It holds at most one cap of a line, plus one read's worth of what follows it.
+:class:`LineReader` is read from the event loop: on a pipe or a socket (what
+an MCP client gives its server, :func:`pollable`) it waits until the
+descriptor is readable and then reads what is there, so a request reaches the
+loop without a thread hop. It holds at most one cap of a line, plus one read's
+worth of what follows it. On anything else (a file, a terminal) the server
+reads with :class:`BoundedLineReader` in a worker thread.
+
+At end of input either reader runs its ``on_eof`` callback once (the server
+ends the gateways still running for a client that has gone).
 """
 
 from __future__ import annotations
@@ -22,9 +26,17 @@ import stat
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import BinaryIO, Final
 
-__all__ = ["EDGE_BYTES", "MAX_LINE_BYTES", "READ_BYTES", "LineReader", "Oversized"]
+__all__ = [
+    "EDGE_BYTES",
+    "MAX_LINE_BYTES",
+    "READ_BYTES",
+    "BoundedLineReader",
+    "LineReader",
+    "Oversized",
+    "pollable",
+]
 
 #: One JSON-RPC message: 4 MiB of stdin can take six times that once JSON-escaped.
 MAX_LINE_BYTES: Final = 32 * 1024 * 1024
@@ -43,31 +55,81 @@ class Oversized:
     tail: bytes
 
 
-class LineReader:
-    """Lines of one descriptor whose ``readline`` never holds more than one cap of a line.
+class BoundedLineReader:
+    """A line source over a binary stream whose ``readline`` never holds more than one cap.
 
-    ``fill`` is given for tests and other sources: an awaitable read of at most
-    :data:`READ_BYTES` (``b""`` at the end); by default it is chosen for the
-    descriptor (see the module).
+    Blocking: the server reads with it in a worker thread when stdin is not
+    a pipe or a socket (see :class:`LineReader`).
+    """
+
+    def __init__(
+        self,
+        source: BinaryIO,
+        *,
+        on_eof: Callable[[], object],
+        max_line_bytes: int = MAX_LINE_BYTES,
+    ) -> None:
+        self._source = source
+        self._on_eof: Callable[[], object] | None = on_eof
+        self._cap = max_line_bytes
+
+    def readline(self) -> bytes | Oversized:
+        """One line (with its newline, if any), an oversized one's edges, or ``b""`` at the end."""
+        data = self._source.readline(self._cap + 1)
+        if not data:
+            self._eof()
+            return b""
+        if len(data) <= self._cap or data.endswith(b"\n"):
+            return data
+        return Oversized(data[:EDGE_BYTES], self._skip_rest(data[-EDGE_BYTES:]))
+
+    def _skip_rest(self, tail: bytes) -> bytes:
+        """Read and drop the rest of the line; return its last bytes."""
+        while True:
+            chunk = self._source.readline(self._cap)
+            if not chunk:
+                return tail
+            tail = (tail + chunk)[-EDGE_BYTES:]
+            if chunk.endswith(b"\n"):
+                return tail
+
+    def _eof(self) -> None:
+        callback, self._on_eof = self._on_eof, None
+        if callback is not None:
+            callback()
+
+
+class LineReader:
+    """The lines :class:`BoundedLineReader` gives, read from the event loop (a pipe or a socket).
+
+    It waits until the descriptor is readable, then reads what is there
+    (at most :data:`READ_BYTES`). ``on_eof`` runs once, in a worker thread,
+    at the end. ``fill`` replaces the read (tests): an awaitable read of at
+    most :data:`READ_BYTES`, ``b""`` at the end.
     """
 
     def __init__(
         self,
         fd: int,
         *,
+        on_eof: Callable[[], object],
         max_line_bytes: int = MAX_LINE_BYTES,
         fill: Callable[[], Awaitable[bytes]] | None = None,
     ) -> None:
         self._fd = fd
+        self._on_eof: Callable[[], object] | None = on_eof
         self._cap = max_line_bytes
         self._buffer = bytearray()
         self._scanned = 0  # the buffer holds no newline before this offset
         self._ended = False
-        self._fill = fill or (self._when_ready if _pollable(fd) else self._in_thread)
+        self._fill = fill or self._when_ready
 
     async def readline(self) -> bytes | Oversized:
         """One line (with its newline, if any), an oversized one's edges, or ``b""`` at the end."""
         data = await self._take(self._cap + 1)
+        if not data:
+            await self._eof()
+            return b""
         if len(data) <= self._cap or data.endswith(b"\n"):
             return data
         head, tail = data[:EDGE_BYTES], data[-EDGE_BYTES:]
@@ -93,8 +155,11 @@ class LineReader:
                 self._buffer += chunk
             else:
                 self._ended = True
-        taken = bytes(self._buffer[:end])
-        del self._buffer[:end]
+        # One copy of the line; the rest (at most one read) moves to a fresh buffer, so
+        # the line's old buffer is freed now, not kept while the line is checked.
+        with memoryview(self._buffer) as view:
+            taken = bytes(view[:end])
+            self._buffer = bytearray(view[end:])
         self._scanned = 0
         return taken
 
@@ -113,13 +178,17 @@ class LineReader:
         await anyio.wait_readable(self._fd)
         return os.read(self._fd, READ_BYTES)  # readable: returns what is there at once
 
-    async def _in_thread(self) -> bytes:
+    async def _eof(self) -> None:
+        import anyio
         import anyio.to_thread
 
-        return await anyio.to_thread.run_sync(os.read, self._fd, READ_BYTES, abandon_on_cancel=True)
+        callback, self._on_eof = self._on_eof, None
+        if callback is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(callback)
 
 
-def _pollable(fd: int) -> bool:
+def pollable(fd: int) -> bool:
     """A pipe or a socket on Linux: the event loop can wait for it to be readable."""
     try:
         mode = os.fstat(fd).st_mode

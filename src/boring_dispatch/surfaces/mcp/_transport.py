@@ -30,12 +30,13 @@ own (the SDK still does all JSON-RPC and MCP work):
 from __future__ import annotations
 
 import fcntl
+import functools
 import logging
 import os
 import select
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Self
@@ -57,7 +58,13 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from boring_dispatch.surfaces.mcp._flow import Flow
-from boring_dispatch.surfaces.mcp._stdin import MAX_LINE_BYTES, LineReader, Oversized
+from boring_dispatch.surfaces.mcp._stdin import (
+    MAX_LINE_BYTES,
+    BoundedLineReader,
+    LineReader,
+    Oversized,
+    pollable,
+)
 from boring_dispatch.surfaces.mcp._wire import INVALID_REQUEST, Message, Refusal, read_message
 
 if TYPE_CHECKING:
@@ -187,19 +194,16 @@ def _check_line(line: bytes | Oversized) -> _Incoming | Refusal | None:
 
 
 async def _read_loop(
-    lines: LineReader,
+    readline: Callable[[], Awaitable[bytes | Oversized]],
     send: MemoryObjectSendStream[SessionMessage | Exception],
     writer: WireWriter,
     flow: Flow,
-    on_eof: Callable[[], object],
 ) -> None:
     async with send:
         while True:
             await flow.room_to_read()
-            line = await lines.readline()
+            line = await readline()
             if line == b"":
-                with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(on_eof)
                 return
             if isinstance(line, bytes) and len(line) <= INLINE_CHECK_BYTES:
                 item = _check_line(line)
@@ -309,6 +313,17 @@ def _private_stdio() -> Iterator[tuple[int, int]]:
         # The duplicates stay open: an abandoned worker thread may still be reading one.
 
 
+def _line_source(
+    fd: int, on_eof: Callable[[], object]
+) -> Callable[[], Awaitable[bytes | Oversized]]:
+    """Read lines from the event loop (a pipe or a socket), else in a worker thread each."""
+    if pollable(fd):
+        return LineReader(fd, on_eof=on_eof).readline
+    # closefd=False: the descriptor outlives the session (see _private_stdio).
+    lines = BoundedLineReader(open(fd, "rb", closefd=False), on_eof=on_eof)  # noqa: SIM115
+    return functools.partial(anyio.to_thread.run_sync, lines.readline, abandon_on_cancel=True)
+
+
 @asynccontextmanager
 async def stdio_streams(
     flow: Flow, *, on_eof: Callable[[], object]
@@ -318,14 +333,14 @@ async def stdio_streams(
     ``on_eof`` runs once, in a worker thread, when stdin ends.
     """
     with _private_stdio() as (stdin_fd, stdout_fd):
-        lines = LineReader(stdin_fd)
+        readline = _line_source(stdin_fd, on_eof)
         read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         out_send, out_receive = anyio.create_memory_object_stream[_Out](0)
         writer = WireWriter(out_send, flow)
         async with anyio.create_task_group() as writing:
             writing.start_soon(_write_loop, out_receive, stdout_fd)
             async with anyio.create_task_group() as reading:
-                reading.start_soon(_read_loop, lines, read_send, writer, flow, on_eof)
+                reading.start_soon(_read_loop, readline, read_send, writer, flow)
                 yield read_receive, writer
                 reading.cancel_scope.cancel()
             await writer.aclose()
