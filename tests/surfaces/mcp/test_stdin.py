@@ -133,3 +133,36 @@ def test_a_pipe_read_from_the_loop_gives_the_lines_of_a_file_read_in_a_thread(
         os.close(file_fd)
     assert ended == [True]
     assert not pollable(read_fd)  # closed
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the loop reads pipes on Linux")
+@pytest.mark.parametrize("blocking", [True, False])
+def test_lines_that_arrive_in_pieces_are_waited_for_on_the_loop(blocking: bool) -> None:
+    pieces = [b'{"jsonrpc":', b'"2.0"}\n{"b"', b":2}\n", b"tail"]
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, blocking)
+    ended: list[bool] = []
+    reader = LineReader(read_fd, on_eof=lambda: ended.append(True), max_line_bytes=64)
+
+    async def main() -> list[bytes | Oversized]:
+        out: list[bytes | Oversized] = []
+
+        async def read() -> None:
+            while (line := await reader.readline()) != b"":
+                out.append(line)
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(read)
+                for piece in pieces:
+                    await anyio.wait_all_tasks_blocked()  # the reader waits on the loop
+                    os.write(write_fd, piece)
+                await anyio.wait_all_tasks_blocked()
+                os.close(write_fd)
+        return out
+
+    try:
+        assert anyio.run(main) == _reference(b"".join(pieces), 64)
+    finally:
+        os.close(read_fd)
+    assert ended == [True]

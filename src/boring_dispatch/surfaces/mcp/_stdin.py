@@ -175,8 +175,12 @@ class LineReader:
     async def _when_ready(self) -> bytes:
         import anyio
 
-        await anyio.wait_readable(self._fd)
-        return os.read(self._fd, READ_BYTES)  # readable: returns what is there at once
+        while True:
+            await anyio.wait_readable(self._fd)
+            try:
+                return os.read(self._fd, READ_BYTES)  # readable: returns what is there at once
+            except BlockingIOError:  # a stdin left non-blocking, and nothing there after all
+                continue
 
     async def _eof(self) -> None:
         import anyio
