@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import math
 import os
 import select
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from boring_dispatch.surfaces.mcp._transport import _ReadyPipe
+from kits.mcp import projection, write_tools_repository
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux pipes")
 
@@ -119,3 +124,78 @@ def test_an_empty_answer_writes_nothing(pipe: tuple[int, int]) -> None:
     assert ready is not None
     assert not ready.write(b"")
     assert _drain(pipe[0]) == b""
+
+
+def _answer(sock: socket.socket, buffer: bytearray, deadline: float) -> dict[str, object]:
+    while b"\n" not in buffer:
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        chunk = sock.recv(1 << 16)
+        assert chunk, "the server closed the session"
+        buffer += chunk
+    line, _, rest = bytes(buffer).partition(b"\n")
+    buffer[:] = rest
+    answer = json.loads(line)
+    assert isinstance(answer, dict)
+    return answer
+
+
+@linux_only
+def test_a_server_whose_stdio_is_a_socket_reads_from_its_loop_and_answers(tmp_path: Path) -> None:
+    config = write_tools_repository(tmp_path / "repo")
+    ours, theirs = socket.socketpair()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "boring_dispatch", "mcp", "--config", str(config)],
+        stdin=theirs.fileno(),
+        stdout=theirs.fileno(),
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "ASSISTANT_LOGS": str(tmp_path / "logs")},
+    )
+    theirs.close()
+    buffer = bytearray()
+    deadline = time.monotonic() + 60
+    try:
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        }
+        ours.sendall(json.dumps(initialize).encode() + b"\n")
+        assert _answer(ours, buffer, deadline)["id"] == 0
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        # Two requests in one write, the second in two pieces: the reader splits and waits.
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": "invoke_security_0",
+                "arguments": projection("streams-both", dry_run=True),
+            },
+        }
+        ping = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "ping"}).encode() + b"\n"
+        ours.sendall(
+            json.dumps(initialized).encode() + b"\n" + json.dumps(call).encode() + b"\n" + ping[:9]
+        )
+        ours.sendall(ping[9:])
+        answers = {}
+        for _ in range(2):
+            answer = _answer(ours, buffer, deadline)
+            answers[answer["id"]] = answer
+        assert set(answers) == {1, 2}
+        result = answers[1]["result"]
+        assert isinstance(result, dict)
+        assert result["isError"] is False
+        assert "dry_run" in result["structuredContent"]["result"]["dispatcher"]
+        assert answers[2]["result"] == {}
+        ours.shutdown(socket.SHUT_WR)  # the end of stdin ends the session
+        assert proc.wait(timeout=60) == 0
+    finally:
+        ours.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=30)
