@@ -6,8 +6,10 @@ while its output is blocked, and ends the session when a message cannot be
 encoded. ``Server.run`` takes any pair of streams, so this module supplies its
 own (the SDK still does all JSON-RPC and MCP work):
 
-- Reading: one bounded line at a time (:mod:`._stdin`), strict JSON
-  (:mod:`._wire`), then the SDK's JSON-RPC message model. A message that
+- Reading: one bounded line at a time (:mod:`._stdin`, from the event loop
+  when stdin is a pipe), strict JSON (:mod:`._wire`), then the SDK's JSON-RPC
+  message model, on the loop for a line of at most :data:`INLINE_CHECK_BYTES`
+  and in a worker thread for a longer one. A message that
   is refused is answered at once with a JSON-RPC error (-32700 or -32600, with
   its id when one can be recovered, else ``null``); a malformed *response* is
   dropped, since a response is never answered. A request whose id is still in
@@ -18,6 +20,8 @@ own (the SDK still does all JSON-RPC and MCP work):
   and every written message is reported to it.
 - Writing: every message is encoded here, once. One that cannot be encoded
   becomes an internal-error response for its id instead of ending the session.
+  It is written from the event loop while the stdout pipe has room, and what
+  does not fit by a worker thread (:class:`_ReadyPipe`).
 - While serving, fd 0 reads ``/dev/null`` and fd 1 writes to stderr, so a
   handler's stray ``input()`` or ``print()`` never touches the wire; the wire
   uses private duplicates of both.
@@ -26,10 +30,13 @@ own (the SDK still does all JSON-RPC and MCP work):
 from __future__ import annotations
 
 import fcntl
+import functools
 import logging
 import os
+import select
+import stat
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Self
@@ -51,7 +58,13 @@ from mcp_types import (
 from pydantic import ValidationError
 
 from boring_dispatch.surfaces.mcp._flow import Flow
-from boring_dispatch.surfaces.mcp._stdin import MAX_LINE_BYTES, BoundedLineReader
+from boring_dispatch.surfaces.mcp._stdin import (
+    MAX_LINE_BYTES,
+    BoundedLineReader,
+    LineReader,
+    Oversized,
+    pollable,
+)
 from boring_dispatch.surfaces.mcp._wire import INVALID_REQUEST, Message, Refusal, read_message
 
 if TYPE_CHECKING:
@@ -62,6 +75,8 @@ if TYPE_CHECKING:
 __all__ = ["stdio_streams"]
 
 _LOG: Final = logging.getLogger("boring_dispatch")
+#: Where ``poll`` on a pipe means room for :data:`select.PIPE_BUF` bytes (see :class:`_ReadyPipe`).
+_LINUX: Final = sys.platform.startswith("linux")
 
 
 @dataclass(slots=True)
@@ -154,18 +169,12 @@ class _Incoming:
     size: int
 
 
-class _End:
-    """End of input."""
+#: A line up to this size is checked on the event loop; a longer one in a worker thread.
+INLINE_CHECK_BYTES: Final = 1 << 16
 
 
-_END: Final = _End()
-
-
-def _read_one(lines: BoundedLineReader) -> _Incoming | Refusal | _End | None:
-    """Read and check one line (in a worker thread); ``None``: nothing to do for it."""
-    line = lines.readline()
-    if line == b"":
-        return _END
+def _check_line(line: bytes | Oversized) -> _Incoming | Refusal | None:
+    """Check one line; ``None``: nothing to do for it."""
     if isinstance(line, bytes) and not line.strip():
         return None  # a blank line is no message
     parsed = read_message(line, max_line_bytes=MAX_LINE_BYTES)
@@ -185,7 +194,7 @@ def _read_one(lines: BoundedLineReader) -> _Incoming | Refusal | _End | None:
 
 
 async def _read_loop(
-    lines: BoundedLineReader,
+    readline: Callable[[], Awaitable[bytes | Oversized]],
     send: MemoryObjectSendStream[SessionMessage | Exception],
     writer: WireWriter,
     flow: Flow,
@@ -193,9 +202,13 @@ async def _read_loop(
     async with send:
         while True:
             await flow.room_to_read()
-            item = await anyio.to_thread.run_sync(_read_one, lines, abandon_on_cancel=True)
-            if isinstance(item, _End):
+            line = await readline()
+            if line == b"":
                 return
+            if isinstance(line, bytes) and len(line) <= INLINE_CHECK_BYTES:
+                item = _check_line(line)
+            else:
+                item = await anyio.to_thread.run_sync(_check_line, line, abandon_on_cancel=True)
             if isinstance(item, Refusal):
                 await writer.refuse(item)
             elif item is not None:
@@ -221,15 +234,54 @@ async def _forward(
 
 
 async def _write_loop(receive: MemoryObjectReceiveStream[_Out], fd: int) -> None:
+    ready = _ReadyPipe.of(fd)
     async with receive:
         async for out in receive:
             try:
-                await anyio.to_thread.run_sync(_write_all, fd, out.data)
+                rest = ready.write(out.data) if ready is not None else memoryview(out.data)
+                if rest:
+                    await anyio.to_thread.run_sync(_write_all, fd, rest)
             finally:
                 out.release()
 
 
-def _write_all(fd: int, data: bytes) -> None:
+class _ReadyPipe:
+    """Writes to a pipe from the event loop while it has room: no thread hop for an answer.
+
+    Only for a pipe (what an MCP client's stdio is): ``poll`` reports it
+    writable while a whole buffer of :data:`select.PIPE_BUF` bytes or more is
+    free, and a write of at most that many bytes then completes at once. What
+    does not fit is left to a worker thread, which may block (the client is
+    not reading) without stalling the event loop.
+    """
+
+    __slots__ = ("_fd", "_poll")
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLOUT)
+
+    @classmethod
+    def of(cls, fd: int) -> _ReadyPipe | None:
+        """One for ``fd`` if it is a pipe on which ``poll`` works, else ``None``."""
+        try:
+            return cls(fd) if _LINUX and stat.S_ISFIFO(os.fstat(fd).st_mode) else None
+        except (OSError, ValueError, AttributeError):
+            return None
+
+    def write(self, data: bytes) -> memoryview:
+        """Write what fits without blocking, a buffer at a time; return the rest."""
+        view = memoryview(data)
+        while view and self._room():
+            view = view[os.write(self._fd, view[: select.PIPE_BUF]) :]
+        return view
+
+    def _room(self) -> bool:
+        return any(events & select.POLLOUT for _, events in self._poll.poll(0))
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -261,6 +313,17 @@ def _private_stdio() -> Iterator[tuple[int, int]]:
         # The duplicates stay open: an abandoned worker thread may still be reading one.
 
 
+def _line_source(
+    fd: int, on_eof: Callable[[], object]
+) -> Callable[[], Awaitable[bytes | Oversized]]:
+    """Read lines from the event loop (a pipe or a socket), else in a worker thread each."""
+    if pollable(fd):
+        return LineReader(fd, on_eof=on_eof).readline
+    # closefd=False: the descriptor outlives the session (see _private_stdio).
+    lines = BoundedLineReader(open(fd, "rb", closefd=False), on_eof=on_eof)  # noqa: SIM115
+    return functools.partial(anyio.to_thread.run_sync, lines.readline, abandon_on_cancel=True)
+
+
 @asynccontextmanager
 async def stdio_streams(
     flow: Flow, *, on_eof: Callable[[], object]
@@ -270,16 +333,14 @@ async def stdio_streams(
     ``on_eof`` runs once, in a worker thread, when stdin ends.
     """
     with _private_stdio() as (stdin_fd, stdout_fd):
-        # closefd=False: the descriptor outlives the session (see _private_stdio).
-        source = open(stdin_fd, "rb", closefd=False)  # noqa: ASYNC230, SIM115 - no I/O yet
-        lines = BoundedLineReader(source, on_eof=on_eof)
+        readline = _line_source(stdin_fd, on_eof)
         read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         out_send, out_receive = anyio.create_memory_object_stream[_Out](0)
         writer = WireWriter(out_send, flow)
         async with anyio.create_task_group() as writing:
             writing.start_soon(_write_loop, out_receive, stdout_fd)
             async with anyio.create_task_group() as reading:
-                reading.start_soon(_read_loop, lines, read_send, writer, flow)
+                reading.start_soon(_read_loop, readline, read_send, writer, flow)
                 yield read_receive, writer
                 reading.cancel_scope.cancel()
             await writer.aclose()

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import functools
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final
 
 from boring_dispatch.errors import RuntimeMisconfigured
-from boring_dispatch.process._cancel import cancel as cancel_launches
 from boring_dispatch.process._cancel import forget as forget_cancelled
 from boring_dispatch.surfaces.mcp._children import end_descendant_groups
+from boring_dispatch.surfaces.mcp._hops import asks_dry_run, in_thread_to_the_end, repository_call
 from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
 if TYPE_CHECKING:
@@ -46,9 +46,10 @@ if TYPE_CHECKING:
 __all__ = ["MAX_CONCURRENT_CALLS", "SERVER_NAME", "serve"]
 
 SERVER_NAME: Final = "boring-dispatch"
+#: The dry-run test under its former name here (it moved to :mod:`._hops`).
+_asks_dry_run: Final = asks_dry_run
 #: Gateways (or table handlers) running at the same time; more wait for a free slot.
 MAX_CONCURRENT_CALLS: Final = 8
-_T = TypeVar("_T")
 
 _REPOSITORY_INSTRUCTIONS: Final = (
     "Call an exported interface through the tool whose suffix equals the interface's "
@@ -230,20 +231,9 @@ def _build_server(backend: RepositoryCalls | TableCalls, flow: Flow) -> Server[A
             if isinstance(backend, RepositoryCalls):
                 trace_id = traced.trace_id
                 try:
-                    prepare = functools.partial(
-                        backend.prepare, params.name, params.arguments, trace_id=trace_id
+                    outcome = await repository_call(
+                        backend, slots, params.name, params.arguments, trace_id
                     )
-                    if _asks_dry_run(params.arguments):
-                        # A dry run launches nothing, so there is nothing to end on a cancel:
-                        # one plain hop (a cancel is delivered once the thread has ended).
-                        step = await anyio.to_thread.run_sync(prepare)
-                    else:
-                        step = await _in_thread_to_the_end(prepare, trace_id)
-                    if isinstance(step, ToolOutcome):
-                        outcome = step
-                    else:
-                        async with slots:
-                            outcome = await _in_thread_to_the_end(step.run, trace_id)
                 finally:
                     forget_cancelled(trace_id)
             else:
@@ -255,7 +245,7 @@ def _build_server(backend: RepositoryCalls | TableCalls, flow: Flow) -> Server[A
                     run = functools.partial(
                         backend.call, params.name, params.arguments, confirmed=confirmed
                     )
-                    outcome = await _in_thread_to_the_end(run, None)
+                    outcome = await in_thread_to_the_end(run, None)
             traced.finish(outcome)
         return _call_tool_result(outcome)
 
@@ -270,50 +260,6 @@ def _build_server(backend: RepositoryCalls | TableCalls, flow: Flow) -> Server[A
     # exception text; our own spans (observe.trace) are the only tracing.
     server.middleware = []
     return server
-
-
-async def _in_thread_to_the_end(work: Callable[[], _T], trace_id: str | None) -> _T:
-    """Run ``work`` in a worker thread and return only once it has ended, even when cancelled.
-
-    A cancel (the client's ``notifications/cancelled``, an SDK timeout, the
-    session ending) ends the call's gateways, including any it has not
-    spawned yet (see :mod:`boring_dispatch.process._cancel`), then waits for
-    the thread, so a slot held around this is freed only when the work is
-    really over. A Python-table handler cannot be stopped: its slot stays
-    taken until it returns. The cancellation is re-raised after the wait.
-    ``work`` never raises (every call turns its exceptions into results).
-    """
-    import anyio
-
-    results: list[_T] = []
-    done = anyio.Event()
-
-    async def worker() -> None:
-        with anyio.CancelScope(shield=True):
-            try:
-                results.append(await anyio.to_thread.run_sync(work))
-            finally:
-                done.set()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(worker)
-        try:
-            await done.wait()
-        except anyio.get_cancelled_exc_class():
-            if trace_id is not None:
-                cancel_launches(trace_id)
-                end_descendant_groups(trace_id)
-            raise
-    return results[0]
-
-
-def _asks_dry_run(arguments: object) -> bool:
-    """Whether the call's arguments ask for a dry run (``"dry_run": true``, exactly).
-
-    The projection parser then either refuses the call or describes it: its
-    preparation never launches a gateway or a setup, whatever else it holds.
-    """
-    return type(arguments) is dict and arguments.get("dry_run") is True
 
 
 def _listed_tools(backend: RepositoryCalls | TableCalls) -> list[mcp_types.Tool]:

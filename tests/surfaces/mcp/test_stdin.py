@@ -1,0 +1,168 @@
+"""The event-loop line reader gives the threaded reader's lines, in bounded memory.
+
+The reference is :class:`BoundedLineReader` over a blocking stream (what the
+server still uses when stdin is not a pipe or a socket).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from boring_dispatch.surfaces.mcp._stdin import (
+    EDGE_BYTES,
+    READ_BYTES,
+    BoundedLineReader,
+    LineReader,
+    Oversized,
+    pollable,
+)
+
+_CAP = 40
+
+
+def _reference(data: bytes, cap: int) -> list[bytes | Oversized]:
+    """The lines of the threaded reader (a blocking stream)."""
+    ended: list[bool] = []
+    reader = BoundedLineReader(
+        io.BytesIO(data), on_eof=lambda: ended.append(True), max_line_bytes=cap
+    )
+    out: list[bytes | Oversized] = []
+    while (line := reader.readline()) != b"":
+        out.append(line)
+    assert ended == [True]
+    return out
+
+
+def _read_all(reader: LineReader) -> list[bytes | Oversized]:
+    async def main() -> list[bytes | Oversized]:
+        out: list[bytes | Oversized] = []
+        with anyio.fail_after(30):
+            while (line := await reader.readline()) != b"":
+                out.append(line)
+            assert await reader.readline() == b""  # the end stays the end
+        return out
+
+    return anyio.run(main)
+
+
+_LINE = st.one_of(
+    st.binary(max_size=3 * _CAP),
+    st.integers(min_value=0, max_value=EDGE_BYTES * 3).map(
+        lambda n: bytes(i % 251 for i in range(n))
+    ),
+    st.integers(min_value=_CAP - 2, max_value=_CAP + 2).map(lambda n: b"x" * n),
+)
+_STREAM = st.lists(st.tuples(_LINE, st.booleans()), max_size=12).map(
+    lambda parts: b"".join(body + (b"\n" if newline else b"") for body, newline in parts)
+)
+
+
+@settings(max_examples=400)
+@given(data=_STREAM, cuts=st.lists(st.integers(min_value=1, max_value=70), max_size=40))
+def test_lines_are_those_of_the_former_reader_however_the_input_arrives(
+    data: bytes, cuts: list[int]
+) -> None:
+    chunks: list[bytes] = []
+    rest = data
+    for cut in cuts:
+        if not rest:
+            break
+        chunks.append(rest[:cut])
+        rest = rest[cut:]
+    if rest:
+        chunks.append(rest)
+    pending = list(chunks)
+    held: list[int] = []
+    reader: LineReader
+
+    async def fill() -> bytes:
+        held.append(len(reader._buffer))
+        return pending.pop(0) if pending else b""
+
+    ended: list[bool] = []
+    reader = LineReader(-1, on_eof=lambda: ended.append(True), max_line_bytes=_CAP, fill=fill)
+    assert _read_all(reader) == _reference(data, _CAP)
+    assert ended == [True]  # once, at the end
+    assert max(held, default=0) <= _CAP + max((len(c) for c in chunks), default=0)
+
+
+def test_a_huge_line_is_skipped_in_bounded_memory_and_its_edges_kept() -> None:
+    line = b'{"jsonrpc":"2.0","id":7,' + b"a" * (50 * READ_BYTES) + b',"id":7}\n'
+    pending = [line[i : i + READ_BYTES] for i in range(0, len(line), READ_BYTES)] + [b"{}\n"]
+    held: list[int] = []
+    reader: LineReader
+
+    async def fill() -> bytes:
+        held.append(len(reader._buffer))
+        return pending.pop(0) if pending else b""
+
+    cap = 4 * READ_BYTES
+    reader = LineReader(-1, on_eof=lambda: None, max_line_bytes=cap, fill=fill)
+    lines = _read_all(reader)
+    assert lines == [Oversized(line[:EDGE_BYTES], line[-EDGE_BYTES:]), b"{}\n"]
+    assert max(held) <= cap + READ_BYTES
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the loop reads pipes on Linux")
+def test_a_pipe_read_from_the_loop_gives_the_lines_of_a_file_read_in_a_thread(
+    tmp_path: Path,
+) -> None:
+    data = b'{"a":1}\n\n' + b"z" * 100 + b"\n" + b'{"last":true}'
+    path = tmp_path / "in"
+    path.write_bytes(data)
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, data)
+    os.close(write_fd)
+    file_fd = os.open(path, os.O_RDONLY)
+    ended: list[bool] = []
+    try:
+        assert pollable(read_fd)
+        assert not pollable(file_fd)
+        reader = LineReader(read_fd, on_eof=lambda: ended.append(True), max_line_bytes=64)
+        assert _read_all(reader) == _reference(data, 64)
+    finally:
+        os.close(read_fd)
+        os.close(file_fd)
+    assert ended == [True]
+    assert not pollable(read_fd)  # closed
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the loop reads pipes on Linux")
+@pytest.mark.parametrize("blocking", [True, False])
+def test_lines_that_arrive_in_pieces_are_waited_for_on_the_loop(blocking: bool) -> None:
+    pieces = [b'{"jsonrpc":', b'"2.0"}\n{"b"', b":2}\n", b"tail"]
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, blocking)
+    ended: list[bool] = []
+    reader = LineReader(read_fd, on_eof=lambda: ended.append(True), max_line_bytes=64)
+
+    async def main() -> list[bytes | Oversized]:
+        out: list[bytes | Oversized] = []
+
+        async def read() -> None:
+            while (line := await reader.readline()) != b"":
+                out.append(line)
+
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as group:
+                group.start_soon(read)
+                for piece in pieces:
+                    await anyio.wait_all_tasks_blocked()  # the reader waits on the loop
+                    os.write(write_fd, piece)
+                await anyio.wait_all_tasks_blocked()
+                os.close(write_fd)
+        return out
+
+    try:
+        assert anyio.run(main) == _reference(b"".join(pieces), 64)
+    finally:
+        os.close(read_fd)
+    assert ended == [True]
