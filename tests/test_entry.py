@@ -12,16 +12,13 @@ itself is tested in ``tests/security/test_hardening_process_entry.py``.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kits.plain_env import plain_environment
+from kits.plain_env import isolated_json
 from kits.setup_repo import write_setup_repository
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "famulus" / "officina.toml"
@@ -55,15 +52,7 @@ def _run(entry: str, argv: list[str], events: tuple[str, ...], before: str = "")
         f"sys.argv[1:] = {argv!r}\n"
         f"EVENTS = {events!r}\n" + before + textwrap.dedent(_PROBE).replace("ENTRY", entry)
     )
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-        env=plain_environment(),
-    )
-    result: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    result: dict[str, Any] = isolated_json(code, timeout=120)
     return result
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import textwrap
@@ -10,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kits.plain_env import plain_environment
+from kits.plain_env import isolated_json, plain_environment
 from kits.setup_repo import write_setup_repository
 
 OFF_THE_DRY_RUN_PATH = frozenset(
@@ -93,15 +92,7 @@ CONFIG = Path(__file__).resolve().parent / "corpus" / "famulus" / "officina.toml
 
 def _modules_after(code: str) -> set[str]:
     probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        env=plain_environment(),
-    )
-    return set(json.loads(done.stdout.splitlines()[-1]))
+    return set(isolated_json(probe))
 
 
 def _heavy(modules: set[str]) -> list[str]:

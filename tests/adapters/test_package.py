@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
-from kits.plain_env import plain_environment
+from kits.plain_env import isolated_json
 
 FRAMEWORKS = ("pydantic_ai", "agents", "langchain_core", "langgraph", "openai")
 
 
 def _frameworks_after(code: str) -> list[str]:
     probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))\n"
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        env=plain_environment(),
-    )
-    loaded = json.loads(done.stdout.splitlines()[-1])
+    loaded = isolated_json(probe)
     return sorted({m.split(".")[0] for m in loaded} & set(FRAMEWORKS))
 
 

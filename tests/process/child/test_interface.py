@@ -7,12 +7,8 @@ for every code of the tree, checked in a fresh interpreter (the gateway's view).
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 from boring_dispatch import errors
-from kits.plain_env import plain_environment
+from kits.plain_env import isolated_json
 
 _PROBE = """
 import json
@@ -38,15 +34,7 @@ def test_every_route_error_code_comes_back_as_its_class_in_a_fresh_interpreter()
         "assert type(first).__name__ == 'SetupBusy', first\n"
         "from boring_dispatch import errors",
     )
-    done = subprocess.run(
-        [sys.executable, "-I", "-c", probe],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        env=plain_environment(),
-    )
-    seen = json.loads(done.stdout.splitlines()[-1])
+    seen = isolated_json(probe)
     unknown = seen.pop("unknown")
     assert unknown == ["InternalFailure", None, ""]
     expected = {n for n in errors.__all__ if issubclass(getattr(errors, n), errors.RouteError)}
