@@ -15,6 +15,7 @@ import select
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -199,3 +200,58 @@ def test_a_server_whose_stdio_is_a_socket_reads_from_its_loop_and_answers(tmp_pa
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=30)
+
+
+def _write_through_the_loop(write_fd: int, answers: list[bytes]) -> None:
+    """Run the transport's writer task over ``write_fd`` until every answer is written."""
+    import anyio
+
+    from boring_dispatch.surfaces.mcp._flow import Flow
+    from boring_dispatch.surfaces.mcp._transport import _Out, _write_loop
+
+    async def main() -> None:
+        flow = Flow()
+        send, receive = anyio.create_memory_object_stream[_Out](0)
+        async with anyio.create_task_group() as group:
+            group.start_soon(_write_loop, receive, write_fd)
+            async with send:
+                for data in answers:
+                    flow.queued(len(data))
+                    await send.send(_Out(data, flow, None))
+
+    anyio.run(main)
+
+
+@linux_only
+@settings(max_examples=10, deadline=None)
+@given(
+    sizes=st.lists(
+        st.integers(min_value=_CAPACITY, max_value=3 * _CAPACITY) | st.integers(1, 64),
+        min_size=1,
+        max_size=4,
+    ).filter(lambda sizes: sum(sizes) > _CAPACITY)
+)
+def test_a_stdout_left_non_blocking_is_waited_for_not_failed(sizes: list[int]) -> None:
+    """A client may hand over its stdout pipe non-blocking (the flag is on the open file the
+    client shares): an answer that does not fit waits for room, it is not lost."""
+    read_fd, write_fd = os.pipe()
+    fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, _CAPACITY)
+    os.set_blocking(write_fd, False)
+    filled = _fill(write_fd, _CAPACITY)  # full: the first answer finds no room at all
+    answers = [bytes([65 + index % 26]) * size + b"\n" for index, size in enumerate(sizes)]
+    received = bytearray()
+
+    def read_to_the_end() -> None:
+        while chunk := os.read(read_fd, 256):  # a slow client: the writer keeps finding no room
+            received.extend(chunk)
+
+    reader = threading.Thread(target=read_to_the_end)
+    reader.start()
+    try:
+        _write_through_the_loop(write_fd, answers)  # BlockingIOError: the session would end
+    finally:
+        os.close(write_fd)  # the reader sees the end
+        reader.join(timeout=60)
+        os.close(read_fd)
+    assert not reader.is_alive()
+    assert bytes(received) == b"p" * filled + b"".join(answers)
