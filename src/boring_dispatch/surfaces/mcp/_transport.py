@@ -274,7 +274,10 @@ class _ReadyPipe:
         """Write what fits without blocking, a buffer at a time; return the rest."""
         view = memoryview(data)
         while view and self._room():
-            view = view[os.write(self._fd, view[: select.PIPE_BUF]) :]
+            try:
+                view = view[os.write(self._fd, view[: select.PIPE_BUF]) :]
+            except BlockingIOError:  # a non-blocking pipe another writer filled meanwhile
+                break
         return view
 
     def _room(self) -> bool:
@@ -282,9 +285,23 @@ class _ReadyPipe:
 
 
 def _write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write all of ``data``, waiting for room (in a worker thread: it may block).
+
+    The client may hand over a non-blocking stdout (the flag belongs to the
+    open file it shares with us, so it is left as it is): a write without room
+    then fails with ``EAGAIN`` instead of waiting, and is retried once
+    ``poll`` reports room (or an error, which the retry raises).
+    """
     view = memoryview(data)
+    room: select.poll | None = None
     while view:
-        view = view[os.write(fd, view) :]
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            if room is None:
+                room = select.poll()
+                room.register(fd, select.POLLOUT)
+            room.poll()
 
 
 @contextmanager
