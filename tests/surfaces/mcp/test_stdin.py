@@ -166,3 +166,35 @@ def test_lines_that_arrive_in_pieces_are_waited_for_on_the_loop(blocking: bool) 
     finally:
         os.close(read_fd)
     assert ended == [True]
+
+
+@pytest.mark.parametrize("caps", [2, 5, 20])
+def test_a_skipped_line_holds_no_more_than_the_cap_and_one_copy(caps: int) -> None:
+    """The module's bound: one cap of a line (and its one copy), never a second cap while the
+    rest of an oversized line is read and dropped."""
+    import tracemalloc
+
+    cap = 1 << 20
+    total = caps * cap
+    sent = [0]
+    piece = b"a" * READ_BYTES
+
+    async def fill() -> bytes:
+        if sent[0] >= total:
+            done, sent[0] = sent[0] > total, total + 1
+            return b"" if done else b"\n"
+        sent[0] += READ_BYTES
+        return piece
+
+    async def main() -> tuple[bytes | Oversized, int]:
+        reader = LineReader(-1, on_eof=lambda: None, max_line_bytes=cap, fill=fill)
+        tracemalloc.start()
+        try:
+            line = await reader.readline()
+            return line, tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    line, peak = anyio.run(main)
+    assert line == Oversized(b"a" * EDGE_BYTES, b"a" * (EDGE_BYTES - 1) + b"\n")
+    assert peak < 2.5 * cap  # the cap read (with growth room), its copy, then small pieces
