@@ -198,3 +198,21 @@ def test_a_skipped_line_holds_no_more_than_the_cap_and_one_copy(caps: int) -> No
     line, peak = anyio.run(main)
     assert line == Oversized(b"a" * EDGE_BYTES, b"a" * (EDGE_BYTES - 1) + b"\n")
     assert peak < 2.5 * cap  # the cap read (with growth room), its copy, then small pieces
+
+
+@pytest.mark.parametrize("caps", [2, 5])
+def test_the_threaded_reader_skips_a_line_holding_no_more_than_its_cap(caps: int) -> None:
+    import tracemalloc
+
+    cap = 1 << 20
+    source = io.BytesIO(b"a" * (caps * cap) + b"\n{}\n")
+    reader = BoundedLineReader(source, on_eof=lambda: None, max_line_bytes=cap)
+    tracemalloc.start()
+    try:
+        line = reader.readline()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert line == Oversized(b"a" * EDGE_BYTES, b"a" * (EDGE_BYTES - 1) + b"\n")
+    assert reader.readline() == b"{}\n"
+    assert peak < 1.5 * cap
