@@ -81,12 +81,14 @@ class BoundedLineReader:
             return b""
         if len(data) <= self._cap or data.endswith(b"\n"):
             return data
-        return Oversized(data[:EDGE_BYTES], self._skip_rest(data[-EDGE_BYTES:]))
+        head, tail = data[:EDGE_BYTES], data[-EDGE_BYTES:]
+        del data  # the cap read is dropped now, not held while the rest is skipped
+        return Oversized(head, self._skip_rest(tail))
 
     def _skip_rest(self, tail: bytes) -> bytes:
-        """Read and drop the rest of the line; return its last bytes."""
+        """Read and drop the rest of the line, one read at a time; return its last bytes."""
         while True:
-            chunk = self._source.readline(self._cap)
+            chunk = self._source.readline(min(self._cap, READ_BYTES))
             if not chunk:
                 return tail
             tail = (tail + chunk)[-EDGE_BYTES:]
@@ -133,8 +135,9 @@ class LineReader:
         if len(data) <= self._cap or data.endswith(b"\n"):
             return data
         head, tail = data[:EDGE_BYTES], data[-EDGE_BYTES:]
-        while True:  # read and drop the rest of the line, keeping its last bytes
-            chunk = await self._take(self._cap)
+        del data  # the cap read is dropped now, not held while the rest is skipped
+        while True:  # read and drop the rest of the line, one read at a time, keeping its end
+            chunk = await self._take(min(self._cap, READ_BYTES))
             if not chunk:
                 return Oversized(head, tail)
             tail = (tail + chunk)[-EDGE_BYTES:]
