@@ -216,3 +216,31 @@ def test_the_threaded_reader_skips_a_line_holding_no_more_than_its_cap(caps: int
     assert line == Oversized(b"a" * EDGE_BYTES, b"a" * (EDGE_BYTES - 1) + b"\n")
     assert reader.readline() == b"{}\n"
     assert peak < 1.5 * cap
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the loop reads ttys on Linux")
+def test_a_terminal_stdin_left_non_blocking_waits_for_its_line_instead_of_ending() -> None:
+    """A non-blocking terminal has nothing to read yet: that is not the end of the session."""
+    from boring_dispatch.surfaces.mcp._transport import _line_source
+
+    leader, follower = os.openpty()
+    os.set_blocking(follower, False)
+    ended: list[bool] = []
+    readline = _line_source(follower, lambda: ended.append(True))
+
+    async def main() -> list[bytes | Oversized]:
+        lines: list[bytes | Oversized] = []
+        with anyio.move_on_after(0.3):  # nothing typed yet: the reader must still be waiting
+            lines.append(await readline())
+        os.write(leader, b'{"jsonrpc":"2.0","method":"ping","id":1}\n')
+        with anyio.fail_after(30):
+            lines.append(await readline())
+        return lines
+
+    try:
+        lines = anyio.run(main)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert lines == [b'{"jsonrpc":"2.0","method":"ping","id":1}\n']
+    assert ended == []
