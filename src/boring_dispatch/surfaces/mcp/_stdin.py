@@ -12,8 +12,9 @@ structured result instead.
 an MCP client gives its server, :func:`pollable`) it waits until the
 descriptor is readable and then reads what is there, so a request reaches the
 loop without a thread hop. It holds at most one cap of a line, plus one read's
-worth of what follows it. On anything else (a file, a terminal) the server
-reads with :class:`BoundedLineReader` in a worker thread.
+worth of what follows it. A terminal is read the same way. On anything else
+(a file, ``/dev/null``) the server reads with :class:`BoundedLineReader` in a
+worker thread.
 
 At end of input either reader runs its ``on_eof`` callback once (the server
 ends the gateways still running for a client that has gone).
@@ -196,9 +197,14 @@ class LineReader:
 
 
 def pollable(fd: int) -> bool:
-    """A pipe or a socket on Linux: the event loop can wait for it to be readable."""
+    """A pipe, a socket or a terminal on Linux: the event loop can wait for it to be readable.
+
+    A terminal is read from the loop too: one left non-blocking (the flag is
+    shared with the shell) would make the threaded reader's buffered
+    ``readline`` see "nothing yet" as the end of input.
+    """
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return False
-    return _LINUX and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
+    return _LINUX and (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd))
