@@ -52,6 +52,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from _io import _IOBase
 from collections.abc import Callable, Collection, Sequence
 from contextlib import suppress
 from types import ModuleType
@@ -369,4 +370,4 @@ def _clear_dict(namespace: dict[str, object]) -> None:
 
 #: A debug build (``Py_DEBUG``): its ``iobase_finalize`` reports a failed close.
 _DEBUG_BUILD: Final = hasattr(sys, "gettotalrefcount")
-_IOBASE: Final = vars(__import__("_io"))["_IOBase"]
+_IOBASE: Final = _IOBase  # the C base of every io object (io.IOBase is its ABC)
