@@ -27,16 +27,8 @@ from bench_mcp import FLOOR_SERVER, R1
 
 from boring_dispatch.repository.repository import Repository
 
-_INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"},
-    },
-}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from kits.mcpwire import INITIALIZE
 
 
 class _Session:
@@ -51,7 +43,7 @@ class _Session:
             env=env,
         )
         self._next = 1
-        self._ask(_INITIALIZE)
+        self._ask(INITIALIZE)
         self._tell({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def _tell(self, message: dict[str, object]) -> None:

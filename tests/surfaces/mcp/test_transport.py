@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from boring_dispatch.surfaces.mcp._transport import _ReadyPipe
 from kits.mcp import projection, write_tools_repository
+from kits.mcpwire import INITIALIZE
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux pipes")
 
@@ -155,17 +156,7 @@ def test_a_server_whose_stdio_is_a_socket_reads_from_its_loop_and_answers(tmp_pa
     buffer = bytearray()
     deadline = time.monotonic() + 60
     try:
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "1"},
-            },
-        }
-        ours.sendall(json.dumps(initialize).encode() + b"\n")
+        ours.sendall(json.dumps(INITIALIZE).encode() + b"\n")
         assert _answer(ours, buffer, deadline)["id"] == 0
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         # Two requests in one write, the second in two pieces: the reader splits and waits.
