@@ -205,8 +205,6 @@ def finish(status: int, taken: Snapshot, streams: Sequence[Callable[[], object]]
     """
     if not _judgeable(taken):
         return
-    made = [stream for stream in (weak() for weak in streams) if stream is not None]
-    exempt = {id(stream) for stream in made}  # held here while alive
     if "threading" in sys.modules:
         sys.modules["threading"]._shutdown()  # noqa: SLF001 - the interpreter's own step
     if not _alone():
@@ -226,6 +224,10 @@ def finish(status: int, taken: Snapshot, streams: Sequence[Callable[[], object]]
     server: dict[str, ModuleType] = {}
     try:
         _clear_modules(taken, server)
+        # Only now: held from the start, a stream an atexit handler kept alive would
+        # outlive the handlers and be flushed after sys.stdout, not before (as spawned).
+        made = [stream for stream in (weak() for weak in streams) if stream is not None]
+        exempt = {id(stream) for stream in made}  # held here while alive
         ending = _alone() and all(
             _inertness.inert(obj, exempt, inert_ids) for obj in gc.get_objects()
         )
