@@ -21,7 +21,7 @@ from boring_dispatch import Repository, RouteRequest
 from boring_dispatch.errors import RouteError
 from boring_dispatch.observe.audit import JsonLinesAuditSink, read_records
 from boring_dispatch.observe.repository_audit import RepositoryAuditEvent
-from boring_dispatch.records import ExecLimits, ExecutionResult
+from boring_dispatch.records import ExecLimits
 from kits.mcp import CALLER, write_tools_repository
 from kits.setup_repo import write_setup_repository
 
@@ -84,28 +84,24 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "argv", "outcome", "exit_code", "limits"), CASES)
-def test_each_call_leaves_one_record_without_argv_stdin_or_output(  # noqa: PLR0913
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[2]}" for c in CASES])
+def test_each_call_leaves_one_record_without_argv_stdin_or_output(
     config: Path,
     tmp_path: Path,
-    name: str,
-    argv: tuple[str, ...],
-    outcome: str,
-    exit_code: int | None,
-    limits: ExecLimits | None,
+    case: tuple[str, tuple[str, ...], str, int | None, ExecLimits | None],
 ) -> None:
+    name, argv, outcome, exit_code, limits = case
     path = tmp_path / "audit.jsonl"
     with JsonLinesAuditSink(path) as sink:
         repository = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=(sink,))
         request = _request(name, *argv)
-        try:
-            result = repository.invoke(
-                request, stdin=SECRET.encode(), limits=limits, trace_id=TRACE
-            )
-        except RouteError as error:
-            assert error.code == outcome
+        stdin = SECRET.encode()
+        if outcome.startswith("dispatcher."):
+            with pytest.raises(RouteError) as raised:
+                repository.invoke(request, stdin=stdin, limits=limits, trace_id=TRACE)
+            assert raised.value.code == outcome
         else:
-            assert isinstance(result, ExecutionResult)
+            result = repository.invoke(request, stdin=stdin, limits=limits, trace_id=TRACE)
             if name == "echo":
                 assert SECRET in result.stdout  # the output held it
     (record,) = _records(path)
@@ -268,7 +264,8 @@ def test_a_recovered_sink_is_noticed_by_the_refused_calls_record(
     assert outcomes == ["ok", "dispatcher.internal_error", "ok", "ok"]
     assert [e.outcome for e in sink.events] == ["dispatcher.internal_error", "ok", "ok"]
     refused = sink.events[0]
-    assert refused.exit_code is None and refused.security_level is None  # nothing resolved
+    assert refused.exit_code is None  # nothing resolved, nothing launched
+    assert refused.security_level is None
     assert SECRET not in caplog.text  # the sink's message is never logged
     lost = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert any(m.startswith("audit record lost") for m in lost)
