@@ -85,7 +85,7 @@ def test_only_an_exact_str_is_kept_as_requested_text() -> None:
     class Sneaky(str):
         __slots__ = ()
 
-        def __getitem__(self, _: object) -> str:  # type: ignore[override]
+        def __getitem__(self, _: object) -> str:
             raise AssertionError("evaluated")
 
     assert cut(Sneaky("tools.interface.echo")) is None
