@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from boring_dispatch import Repository, RouteRequest
-from boring_dispatch.errors import RouteError
+from boring_dispatch.errors import InterfaceNotFound, RouteError
 from boring_dispatch.observe.audit import JsonLinesAuditSink, read_records
 from boring_dispatch.observe.repository_audit import RepositoryAuditEvent
 from boring_dispatch.records import ExecLimits
+from boring_dispatch.repository._audit import launch_outcome, refusal_outcome, streaming_outcome
 from kits.mcp import CALLER, write_tools_repository
 from kits.setup_repo import write_setup_repository
 
@@ -78,6 +79,8 @@ CASES = [
     ("fail", (), "exit_nonzero", 3, None),
     ("raise", (), "exit_nonzero", 1, None),
     ("sleep", ("/dev/null",), "timeout", None, ExecLimits(timeout_s=0.5)),
+    ("echo", (), "output_truncated", None, ExecLimits(max_output_bytes=16)),
+    ("echo", (), "dispatcher.runtime_misconfigured", None, ExecLimits(timeout_s=-1.0)),
     ("no-such-interface", (), "dispatcher.interface_not_found", None, None),
     ("private", (), "dispatcher.unauthorized_caller", None, None),
     ("echo", ("--name", "UPPER"), "dispatcher.resolution_failed", None, None),
@@ -102,7 +105,7 @@ def test_each_call_leaves_one_record_without_argv_stdin_or_output(
             assert raised.value.code == outcome
         else:
             result = repository.invoke(request, stdin=stdin, limits=limits, trace_id=TRACE)
-            if name == "echo":
+            if outcome == "ok":
                 assert SECRET in result.stdout  # the output held it
     (record,) = _records(path)
     _well_formed(record)
@@ -114,6 +117,9 @@ def test_each_call_leaves_one_record_without_argv_stdin_or_output(
     assert record["trace_id"] == TRACE
     if outcome.startswith("dispatcher."):
         assert record["exit_code"] is None
+    if outcome == "dispatcher.runtime_misconfigured":  # refused at launch: the route is known
+        assert record["security_level"] == 0
+    elif outcome.startswith("dispatcher."):
         assert record["security_level"] is None
     else:
         assert record["security_level"] == 0
@@ -122,6 +128,45 @@ def test_each_call_leaves_one_record_without_argv_stdin_or_output(
     text = path.read_text(encoding="ascii")
     assert SECRET not in text
     assert "UPPER" not in text
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "timed_out", "truncated", "expected"),
+    [
+        (0, False, False, ("ok", 0)),
+        (0, False, True, ("output_truncated", 0)),
+        (-9, False, True, ("output_truncated", -9)),
+        (2, False, False, ("exit_nonzero", 2)),
+        (-9, False, False, ("killed", -9)),
+        (-9, True, False, ("timeout", -9)),
+        (None, False, False, ("dispatcher.launch_failed", None)),
+    ],
+)
+def test_every_gateway_ending_has_its_code(
+    exit_code: int | None, timed_out: bool, truncated: bool, expected: tuple[str, int | None]
+) -> None:
+    assert launch_outcome(exit_code, timed_out=timed_out, truncated=truncated) == expected
+
+
+def test_a_streamed_124_is_a_timeout_only_after_the_whole_timeout() -> None:
+    assert streaming_outcome(124, 1.2, 1.0) == ("timeout", None)
+    assert streaming_outcome(124, 0.2, 1.0) == ("exit_nonzero", 124)
+    assert streaming_outcome(137, 0.2, 1.0) == ("exit_nonzero", 137)
+    assert streaming_outcome(0, 5.0, 1.0) == ("ok", 0)
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (InterfaceNotFound(SECRET), "dispatcher.interface_not_found"),
+        (RuntimeError(SECRET), "dispatcher.internal_error"),
+        (KeyboardInterrupt(), "interrupted"),
+    ],
+)
+def test_a_raised_call_is_recorded_by_its_code_never_its_text(
+    error: BaseException, code: str
+) -> None:
+    assert refusal_outcome(error) == code
 
 
 def test_a_nested_call_leaves_its_own_record_and_the_outer_one(

@@ -55,7 +55,7 @@ class RepositoryAuditEvent:
     #: The requested version for a refusal (``None``: unpinned), the resolved one once launched.
     version: int | None
     #: ``"ok"``, a ``dispatcher.*`` refusal code, ``"exit_nonzero"``, ``"killed"``,
-    #: ``"timeout"`` or ``"output_truncated"`` (see docs/repository.md, "Audit").
+    #: ``"timeout"``, ``"output_truncated"`` or ``"interrupted"`` (docs/repository.md, "Audit").
     outcome: str
     #: The gateway's exit status (negative: the signal that ended it); ``None`` if none ran.
     exit_code: int | None

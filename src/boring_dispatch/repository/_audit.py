@@ -85,11 +85,13 @@ def launch_outcome(
         return "timeout", exit_code
     if exit_code is None:
         return "dispatcher.launch_failed", None
+    if truncated:  # the cap ends the gateway's group: whatever it exited with, its output was cut
+        return "output_truncated", exit_code
     if exit_code < 0:
         return "killed", exit_code
     if exit_code > 0:
         return "exit_nonzero", exit_code
-    return ("output_truncated" if truncated else "ok"), 0
+    return "ok", 0
 
 
 def streaming_outcome(code: int, elapsed_s: float, timeout_s: float) -> tuple[str, int | None]:
