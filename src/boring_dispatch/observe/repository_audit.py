@@ -48,7 +48,7 @@ class RepositoryAuditEvent:
     time: float
     #: The caller skill (a host call) or the calling module (a nested call), as requested.
     caller: str | None
-    #: Whether a gateway made the call (through the nested-call broker).
+    #: Whether the request is not a host's: a gateway's nested call (or a setup manager step).
     nested: bool
     #: The interface ID: as requested for a refusal, as resolved for a launched call.
     interface: str | None
