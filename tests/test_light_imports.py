@@ -148,6 +148,25 @@ def test_an_unmanaged_live_call_imports_nothing_of_the_ledger(tmp_path: Path) ->
     assert "psycopg" not in modules
 
 
+def test_a_cli_dry_run_with_audit_imports_the_same_as_without(tmp_path: Path) -> None:
+    """``--audit`` is for live runs: a dry run neither opens the file nor loads the sinks."""
+    audit = tmp_path / "audit.jsonl"
+    runs = []
+    for extra in ([], ["--audit", str(audit)]):
+        code = (
+            "import io, contextlib\n"
+            "from boring_dispatch.surfaces.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    rc = main(['--config', {str(CONFIG)!r}, '--caller-skill', 'daily-plan',"
+            f" *{extra!r}, '--dry-run', 'list-manager._rtx.interface.read-list', '/tmp/t.yaml'])\n"
+            "assert rc == 0, rc\n"
+        )
+        runs.append(_modules_after(code))
+    assert runs[1] == runs[0]
+    assert not [m for m in runs[1] if "audit" in m]
+    assert not audit.exists()
+
+
 def test_a_dry_run_whose_blueprints_the_fast_parser_reads_never_imports_pyyaml() -> None:
     code = (
         "import io, contextlib\n"

@@ -14,7 +14,8 @@ Everything a user needs is importable from here (lazily, so that
   :class:`ExecutionResult`); its managed setup, :class:`SetupManager`
   (``docs/setup.md``);
 - the records both write: :class:`AuditSink`, :class:`AuditEvent`,
-  :class:`JsonLinesAuditSink`, :class:`TraceRecorder`;
+  :class:`JsonLinesAuditSink`, :class:`TraceRecorder`; a repository's
+  :class:`RepositoryAuditSink` and :class:`RepositoryAuditEvent`;
 - the roots of the exception tree: :class:`DispatchError`, :class:`TableError`,
   :class:`RouteError`.
 
@@ -53,6 +54,8 @@ __all__ = [
     "Recorded",
     "Registry",
     "Repository",
+    "RepositoryAuditEvent",
+    "RepositoryAuditSink",
     "Route",
     "RouteError",
     "RouteRequest",
@@ -75,6 +78,10 @@ if TYPE_CHECKING:
         AuditSink,
         JsonLinesAuditSink,
         TraceRecorder,
+    )
+    from boring_dispatch.observe.repository_audit import (
+        RepositoryAuditEvent,
+        RepositoryAuditSink,
     )
     from boring_dispatch.records import (
         ExecLimits,
@@ -110,6 +117,8 @@ _LAZY = {
     "Recorded": "boring_dispatch.registry.fixtures",
     "Registry": "boring_dispatch.registry.registry",
     "Repository": "boring_dispatch.repository.repository",
+    "RepositoryAuditEvent": "boring_dispatch.observe.repository_audit",
+    "RepositoryAuditSink": "boring_dispatch.observe.repository_audit",
     "Route": "boring_dispatch.records",
     "RouteError": "boring_dispatch.errors",
     "RouteRequest": "boring_dispatch.records",

@@ -45,6 +45,7 @@ from boring_dispatch._files import (
     split_lines,
 )
 from boring_dispatch.observation import Observation
+from boring_dispatch.observe.repository_audit import RepositoryAuditEvent, repository_line
 
 __all__ = [
     "MAX_RECORD_BYTES",
@@ -160,11 +161,20 @@ class AppendFile:
 class JsonLinesAuditSink(AppendFile):
     """One JSON line per call: ``time`` (ISO 8601, UTC), ``surface``, ``tool``,
     ``outcome``, ``duration_ms``, ``args`` (redacted) and ``correlation_id`` when set.
+
+    It is a repository's sink too: a
+    :class:`~boring_dispatch.observe.repository_audit.RepositoryAuditEvent` becomes a
+    line of ``"kind": "repository_call"`` (see
+    :func:`~boring_dispatch.observe.repository_audit.repository_line`).
     """
 
-    def record(self, event: AuditEvent) -> None:
+    def record(self, event: AuditEvent | RepositoryAuditEvent) -> None:
         """Append the event's line."""
-        line: dict[str, object] = {
+        if isinstance(event, RepositoryAuditEvent):
+            line = repository_line(event)
+            self._write(line, {**line, "caller": None, "interface": None})
+            return
+        line = {
             "time": datetime.fromtimestamp(event.time, UTC).isoformat(timespec="milliseconds"),
             "surface": event.surface,
             "tool": event.tool,

@@ -7,7 +7,7 @@ The CLI, replay, the MCP server and nested calls from gateways all go through
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from boring_dispatch._static import final
@@ -24,7 +24,9 @@ TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pay
 if TYPE_CHECKING:
     from typing import Final, TypeVar
 
+    from boring_dispatch.observe.repository_audit import RepositoryAuditSink
     from boring_dispatch.process.launch import NestedCall
+    from boring_dispatch.repository._audit import RepositoryAudit
 
     _R = TypeVar("_R")
 
@@ -39,9 +41,13 @@ class Repository:
     Opening validates the configuration once so that mistakes show early; every
     request then reads the configuration and the blueprints it needs again, so a
     request always sees the repository as it is on disk (no cache, no index).
+
+    ``audit`` sinks get one record per live call (:meth:`resolve_live` refusals,
+    and every launch: :meth:`invoke`, :meth:`run_captured`, :meth:`run_streaming`,
+    nested calls included); dry runs are not recorded. See docs/repository.md, "Audit".
     """
 
-    __slots__ = ("_gate", "config_path", "ledger")
+    __slots__ = ("_audit", "_gate", "config_path", "ledger")
 
     def __init__(
         self,
@@ -49,6 +55,7 @@ class Repository:
         *,
         ledger: str | None = None,
         setup_gate: SetupGate | None = None,
+        audit: Sequence[RepositoryAuditSink] = (),
     ) -> None:
         #: The exact configuration path this repository was opened with.
         self.config_path: Final = config_path
@@ -56,6 +63,12 @@ class Repository:
         #: ``BORING_DISPATCH_LEDGER`` variable, else the embedded default file.
         self.ledger: Final = ledger
         self._gate = setup_gate
+        self._audit: RepositoryAudit | None = None
+        if audit:
+            # Imported only with sinks: a dry run of the CLI never loads the audit modules.
+            from boring_dispatch.repository._audit import RepositoryAudit
+
+            self._audit = RepositoryAudit(audit)
 
     def setup_gate(self) -> SetupGate:
         """The gate of live calls, built on first use (a dry run never builds it)."""
@@ -68,8 +81,16 @@ class Repository:
         return self._gate
 
     @classmethod
-    def open(cls, config_path: str | os.PathLike[str], *, ledger: str | None = None) -> Repository:
+    def open(
+        cls,
+        config_path: str | os.PathLike[str],
+        *,
+        ledger: str | None = None,
+        audit: Sequence[RepositoryAuditSink] = (),
+    ) -> Repository:
         """Validate the configuration at ``config_path`` and return the repository.
+
+        ``audit``: the sinks of the repository's call records (see the class).
 
         Raises:
             RuntimeMisconfigured: the path is not absolute, not ``officina.toml``,
@@ -80,7 +101,7 @@ class Repository:
                 "dispatcher requires the exact repository configuration path"
             )
         config = load_config(config_path)
-        return cls(config.config_path, ledger=ledger)
+        return cls(config.config_path, ledger=ledger, audit=audit)
 
     def resolve(
         self,
@@ -95,15 +116,30 @@ class Repository:
         """
         return resolve_route(self.config_path, request, certification_status=certification_status)
 
-    def resolve_live(self, request: RouteRequest) -> Route:
+    def resolve_live(self, request: RouteRequest, *, trace_id: str | None = None) -> Route:
         """Resolve for a launch: the setup gate sits between authorize and bind.
 
+        A refusal here is the call's audit record (``trace_id`` goes into it);
+        a route that is returned is recorded by its launch.
+
         Raises:
+            InternalFailure: an audit sink failed its last record (nothing is resolved).
             SetupRefusal: ``setup_required``, ``setup_busy`` or ``setup_managed``.
             SetupFlowRefused: a ``setup_flow_id`` the flow does not admit.
             SetupGraphInvalid, SetupUnavailable: the closure or the ledger fails (closed).
         """
-        return resolve_route(self.config_path, request, gate=self.setup_gate())
+        audit = self._audit
+        if audit is None:
+            return resolve_route(self.config_path, request, gate=self.setup_gate())
+        from boring_dispatch.repository._audit import Stage
+
+        stage = Stage()
+        try:
+            audit.admit()
+            return resolve_route(self.config_path, request, gate=self.setup_gate())
+        except BaseException as error:
+            audit.refused(request, stage, error, trace_id=trace_id)
+            raise
 
     def dry_run(self, request: RouteRequest) -> dict[str, object]:
         """Authorize and compile without launching and without reading stdin."""
@@ -122,8 +158,11 @@ class Repository:
         ``stdin`` is sent only when the binding accepted stdin; otherwise the
         child's stdin is empty.
         """
-        route = self.resolve_live(request)
-        return self.run_captured(route, stdin=stdin, limits=limits, trace_id=trace_id)
+        from boring_dispatch.process.launch import run_captured
+
+        route = self.resolve_live(request, trace_id=trace_id)
+        nested = request.from_host is False
+        return self._launch(run_captured, route, stdin, limits, trace_id, nested=nested)
 
     def run_captured(
         self,
@@ -151,20 +190,64 @@ class Repository:
 
         return self._launch(run_streaming, route, stdin, limits, trace_id)
 
-    def _launch(
+    def _launch(  # noqa: PLR0913 - private; nested is keyword-only
         self,
         launcher: Callable[..., _R],
         route: Route,
         stdin: bytes | None,
         limits: ExecLimits | None,
         trace_id: str | None,
+        *,
+        nested: bool = False,
     ) -> _R:
-        """Launch ``route`` with its nested calls decided here; a nested setup refusal is raised."""
+        """Launch ``route`` with its nested calls decided here; a nested setup refusal is raised.
+
+        With audit sinks, the launch is the call's record (``nested``: a gateway made it).
+        """
+        limits = limits or ExecLimits()
+        audit = self._audit
+        if audit is None:
+            return self._run(launcher, route, stdin, limits, trace_id)
+        from boring_dispatch.repository._audit import (
+            Stage,
+            launch_outcome,
+            refusal_outcome,
+            streaming_outcome,
+        )
+
+        stage = Stage()
+        try:
+            audit.admit()
+            outcome = self._run(launcher, route, stdin, limits, trace_id)
+        except BaseException as error:
+            code = refusal_outcome(error)
+            audit.launched(route, stage, code, None, nested=nested, trace_id=trace_id)
+            raise
+        if isinstance(outcome, ExecutionResult):
+            truncated = outcome.stdout_truncated or outcome.stderr_truncated
+            code, status = launch_outcome(
+                outcome.exit_code, timed_out=outcome.timed_out, truncated=truncated
+            )
+        else:  # a streamed run's exit status (run_streaming)
+            exit_status: int = outcome  # type: ignore[assignment]
+            elapsed_s = stage.elapsed_ms() / 1000.0
+            code, status = streaming_outcome(exit_status, elapsed_s, limits.timeout_s)
+        audit.launched(route, stage, code, status, nested=nested, trace_id=trace_id)
+        return outcome
+
+    def _run(
+        self,
+        launcher: Callable[..., _R],
+        route: Route,
+        stdin: bytes | None,
+        limits: ExecLimits,
+        trace_id: str | None,
+    ) -> _R:
         nested = _NestedCalls(self, route, trace_id)
         outcome = launcher(
             route,
             stdin=_accepted_stdin(route, stdin),
-            limits=limits or ExecLimits(),
+            limits=limits,
             trace_id=trace_id,
             nested=nested.invoke,
         )

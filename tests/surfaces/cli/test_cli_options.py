@@ -20,6 +20,7 @@ OPTIONS = (
     "--timeout",
     "--dry-run",
     "--stdin",
+    "--audit",
 )
 VALUES = (
     "",
@@ -28,6 +29,7 @@ VALUES = (
     "x.interface.y",
     "x.interface.y@2",
     "/abs/officina.toml",
+    "/abs/audit.jsonl",
     "json",
     "text",
     "xml",
@@ -69,6 +71,8 @@ WELL_FORMED = (
     ["--timeout=5"],
     ["--dry-run"],
     ["--stdin"],
+    ["--audit", "/abs/audit.jsonl"],
+    ["--audit=/abs/audit.jsonl"],
 )
 PAIRS = st.lists(
     st.one_of(

@@ -110,6 +110,11 @@ def _parser(command: str) -> argparse.ArgumentParser:
             help="repository: a top-level skill this server may act for (repeatable; "
             "default: any discoverable top-level skill the model names)",
         )
+        parser.add_argument(
+            "--audit",
+            metavar="PATH",
+            help="repository: append one JSON-lines audit record per live call",
+        )
         parser.add_argument("--database", metavar="URL", help="with --surface: the deployed table")
         parser.add_argument("--surface", metavar="NAME")
         parser.add_argument(
@@ -265,6 +270,7 @@ def _mcp(options: argparse.Namespace) -> int:
         deployed=_deployed(options),
         context=options.context,
         ledger=options.ledger,
+        audit=options.audit,
     )
 
 

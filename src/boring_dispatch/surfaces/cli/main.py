@@ -5,7 +5,7 @@ gateway unchanged)::
 
     dispatcher --config /abs/officina.toml --caller-skill SKILL [--dry-run]
                [--error-format text|json] [--stdin] [--timeout SECONDS]
-               [--run-as USER[:GROUP]] TARGET[@N] [ARG ...]
+               [--run-as USER[:GROUP]] [--audit PATH] TARGET[@N] [ARG ...]
 
 Subcommands (the first word): ``names``, ``replay``, ``describe``, ``mcp``, ``deploy``,
 ``serve``.
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     import argparse
     from typing import Final
 
+    from boring_dispatch.records import ExecLimits, RouteRequest
+    from boring_dispatch.repository.repository import Repository
+
 __all__ = ["main"]
 
 _SUBCOMMANDS = ("names", "replay", "describe", "mcp", "deploy", "serve")
@@ -46,6 +49,7 @@ _VALUED: Final = {
     "--error-format": "error_format",
     "--timeout": "timeout",
     "--run-as": "run_as",
+    "--audit": "audit",
 }
 _FLAGS: Final = {"--dry-run": "dry_run", "--stdin": "stdin"}
 _ERROR_FORMATS: Final = ("text", "json")
@@ -63,6 +67,7 @@ class _Invocation:
     stdin: bool = False
     timeout: float | None = None
     run_as: str | None = None
+    audit: str | None = None
     args: tuple[str, ...] = ()
 
 
@@ -144,6 +149,12 @@ def _invocation_parser() -> argparse.ArgumentParser:
         metavar="USER[:GROUP]",
         action=once,
         help="run the gateway (and its nested calls) as this user; needs root",
+    )
+    parser.add_argument(
+        "--audit",
+        metavar="PATH",
+        action=once,
+        help="append one JSON-lines audit record per live call (not on a dry run)",
     )
     parser.add_argument("target", metavar="TARGET[@N]")
     parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARG")
@@ -235,6 +246,7 @@ def _quick_invocation(argv: list[str]) -> _Invocation | None:
         stdin="stdin" in flags,
         timeout=None if timeout is None else float(timeout),
         run_as=strings.get("run_as"),
+        audit=strings.get("audit"),
         args=tuple(rest),
     )
 
@@ -259,6 +271,7 @@ def _parsed_invocation(argv: list[str]) -> _Invocation:
         stdin=namespace.stdin,
         timeout=namespace.timeout,
         run_as=namespace.run_as,
+        audit=namespace.audit,
         args=tuple(namespace.args),
     )
 
@@ -294,14 +307,26 @@ def _run_invocation(options: _Invocation, collector_paused: bool = False) -> int
         from boring_dispatch.process.run_as import with_run_as
 
         limits = with_run_as(limits, options.run_as)
-    data = _read_stdin(limits.max_stdin_bytes) if options.stdin else None
-    route = repository.resolve_live(request)
+    from boring_dispatch.observe.trace import new_trace_id
+
+    if options.audit is not None:
+        from boring_dispatch.repository._audit import open_audit_file
+
+        with open_audit_file(options.audit) as sink:
+            repository = Repository(Path(options.config), audit=(sink,))
+            return _run_live(repository, request, limits, options.stdin, new_trace_id())
+    return _run_live(repository, request, limits, options.stdin, new_trace_id())
+
+
+def _run_live(
+    repository: Repository, request: RouteRequest, limits: ExecLimits, stdin: bool, trace_id: str
+) -> int:
+    data = _read_stdin(limits.max_stdin_bytes) if stdin else None
+    route = repository.resolve_live(request, trace_id=trace_id)
     for warning in route.warnings:
         subject = f" [{warning.subject}]" if warning.subject else ""
         sys.stderr.write(f"warning: {warning.code}: {warning.message}{subject}\n")
-    from boring_dispatch.observe.trace import new_trace_id
-
-    return repository.run_streaming(route, stdin=data, limits=limits, trace_id=new_trace_id())
+    return repository.run_streaming(route, stdin=data, limits=limits, trace_id=trace_id)
 
 
 def _read_stdin(cap: int) -> bytes:

@@ -183,7 +183,7 @@ class RepositoryCalls:
     def _resolve(self, request: RouteRequest, trace_id: str) -> Route:
         clock = _Clock()
         try:
-            route = self._repository.resolve_live(request)
+            route = self._repository.resolve_live(request, trace_id=trace_id)
         except RouteError as error:
             clock.span("dispatcher.resolve", trace_id, error.code, None)
             raise

@@ -70,6 +70,7 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     deployed: tuple[str, str] | None = None,
     context: str | None = None,
     ledger: str | None = None,
+    audit: str | None = None,
 ) -> int:
     """Serve one table over MCP on stdin/stdout until the client goes away.
 
@@ -87,7 +88,8 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
     ``context`` (registry only, ``pkg.module:NAME``) names the function that
     supplies the injected arguments of every call.
     ``ledger`` (repository only) names the setup ledger (``postgresql://...``
-    or a SQLite file path).
+    or a SQLite file path). ``audit`` (repository only) is a JSON-lines file
+    that gets one record per live call (docs/repository.md, "Audit").
 
     Returns:
         0 when the session ended.
@@ -96,7 +98,8 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
         RuntimeMisconfigured: neither or both tables were named, the
             repository configuration is invalid, the timeout is not a number of
             seconds in (0, 604800], ``run_as`` names no user or group or is
-            given with a registry, a ``callers`` entry is not a discoverable
+            given with a registry, ``audit`` is given with a registry or cannot be
+            opened, a ``callers`` entry is not a discoverable
             top-level skill, ``callers`` came with a registry, or ``context``
             came with a repository.
         RegistryInvalid: the registry or context spec cannot be loaded.
@@ -106,11 +109,19 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
         raise RuntimeMisconfigured("--database and --surface apply to a table (--registry) only")
     if context is not None and registry is None:
         raise RuntimeMisconfigured("--context supplies a Python table (--registry) only")
+    if audit is not None and registry is not None:
+        raise RuntimeMisconfigured("--audit records a repository (--config) only")
     if config is not None and registry is None:
         # A long-lived server: gateways are forked from a clean fork server (process/_fork.py)
         # unless --spawn-gateways.
         backend = _repository_calls(
-            config, timeout_s=timeout_s, run_as=run_as, callers=callers, ledger=ledger, spawn=spawn
+            config,
+            timeout_s=timeout_s,
+            run_as=run_as,
+            callers=callers,
+            ledger=ledger,
+            spawn=spawn,
+            audit=audit,
         )
     elif callers is not None:
         raise RuntimeMisconfigured("--caller binds a repository server (--config) only")
@@ -140,6 +151,7 @@ def _repository_calls(  # noqa: PLR0913 - keyword-only, each from one option
     callers: Sequence[str] | None,
     ledger: str | None,
     spawn: bool,
+    audit: str | None = None,
 ) -> RepositoryCalls:
     """The repository backend: limits checked, repository opened, ``--caller`` values bound."""
     from boring_dispatch.process._admission import limits_problem
@@ -155,7 +167,10 @@ def _repository_calls(  # noqa: PLR0913 - keyword-only, each from one option
     problem = limits_problem(limits)
     if problem is not None:
         raise RuntimeMisconfigured(f"execution limits are out of range: {problem}")
-    repository = Repository.open(config, ledger=ledger)
+    from boring_dispatch.repository._audit import open_audit_file
+
+    sinks = () if audit is None else (open_audit_file(audit),)
+    repository = Repository.open(config, ledger=ledger, audit=sinks)
     bound = None if callers is None else bound_callers(repository, callers)
     return RepositoryCalls(repository, limits, callers=bound)
 

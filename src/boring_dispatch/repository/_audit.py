@@ -1,0 +1,235 @@
+"""The audit trail of one :class:`~boring_dispatch.repository.repository.Repository`.
+
+One record per live call, written when the call ends: at the refusal (resolve,
+authorize, setup gate, bind) or after the launch (the gateway's exit, a
+timeout, a launch failure, a nested setup refusal). The record never holds the
+argv, stdin, output, environment or exception text (see
+:mod:`boring_dispatch.observe.repository_audit`).
+
+Failing sinks follow the Python table's rule: a sink that raises is logged by
+the exception's type only and given a minimal record (no requested names); a
+sink that fails that too is logged as an ERROR and stops the repository: every
+live call of this object is refused as ``dispatcher.internal_error`` before
+anything is resolved or launched, and the refusal's record is still offered
+to every sink, which is how a recovered sink is noticed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING, Final
+
+from boring_dispatch._quote import shown
+from boring_dispatch.errors import InternalFailure, RouteError, RuntimeMisconfigured
+from boring_dispatch.observe._logtext import log_text
+from boring_dispatch.observe.repository_audit import (
+    RepositoryAuditEvent,
+    RepositoryAuditSink,
+    cut,
+    minimal,
+)
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Sequence
+
+    from boring_dispatch.observe.audit import JsonLinesAuditSink
+    from boring_dispatch.records import Route, RouteRequest
+
+__all__ = [
+    "RepositoryAudit",
+    "Stage",
+    "launch_outcome",
+    "open_audit_file",
+    "refusal_outcome",
+    "streaming_outcome",
+]
+
+_LOG: Final = logging.getLogger("boring_dispatch")
+#: The outcome of an exception that is not a refusal (a bug): never its text.
+_INTERNAL: Final = InternalFailure.code
+#: The outcome of a call ended by ``KeyboardInterrupt``/``SystemExit`` (not an ``Exception``).
+_INTERRUPTED: Final = "interrupted"
+# Streaming runs report a timeout as this exit status (process.launch.TIMEOUT_EXIT_CODE).
+_TIMEOUT_EXIT: Final = 124
+
+
+class Stage:
+    """When the recorded stage of a call started (wall clock and monotonic clock)."""
+
+    __slots__ = ("clock", "started")
+
+    def __init__(self) -> None:
+        self.started = time.time()
+        self.clock = time.perf_counter()
+
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self.clock) * 1000.0
+
+
+def refusal_outcome(error: BaseException) -> str:
+    """The outcome code of a call that raised: its ``dispatcher.*`` code, never its text."""
+    if isinstance(error, RouteError):
+        code = type(error).code
+        return code if type(code) is str else _INTERNAL
+    return _INTERNAL if isinstance(error, Exception) else _INTERRUPTED
+
+
+def launch_outcome(
+    exit_code: int | None, *, timed_out: bool, truncated: bool
+) -> tuple[str, int | None]:
+    """The outcome code and exit status of a gateway that ran (or could not start)."""
+    if timed_out:
+        return "timeout", exit_code
+    if exit_code is None:
+        return "dispatcher.launch_failed", None
+    if truncated:  # the cap ends the gateway's group: whatever it exited with, its output was cut
+        return "output_truncated", exit_code
+    if exit_code < 0:
+        return "killed", exit_code
+    if exit_code > 0:
+        return "exit_nonzero", exit_code
+    return "ok", 0
+
+
+def streaming_outcome(code: int, elapsed_s: float, timeout_s: float) -> tuple[str, int | None]:
+    """The outcome of a streamed run (the CLI), which reports only an exit status.
+
+    The status 124 after the whole timeout has passed is the timeout (the
+    launcher killed the group); a status of ``128 + N`` is a signal only as far
+    as the status can tell, so it is recorded as ``exit_nonzero``.
+    """
+    if code == _TIMEOUT_EXIT and elapsed_s >= timeout_s:
+        return "timeout", None
+    return launch_outcome(code, timed_out=False, truncated=False)
+
+
+class RepositoryAudit:
+    """The sinks of one repository and the ids of those whose last record failed."""
+
+    __slots__ = ("_failing", "_lock", "sinks")
+
+    def __init__(self, sinks: Sequence[RepositoryAuditSink]) -> None:
+        self.sinks: Final = tuple(sinks)
+        self._failing: set[int] = set()
+        self._lock = threading.Lock()
+
+    def admit(self) -> None:
+        """Refuse the call while a sink has failed its last record (fail closed).
+
+        Raises:
+            InternalFailure: ``dispatcher.internal_error``; the message names no sink.
+        """
+        with self._lock:
+            failing = sorted({type(s).__name__ for s in self.sinks if id(s) in self._failing})
+        if failing:
+            _LOG.error(
+                "dispatcher.internal_error: repository call refused before resolving: "
+                "audit sink %s failed its last record",
+                log_text(", ".join(failing)),
+            )
+            raise InternalFailure("internal error: the audit record cannot be written")
+
+    def refused(
+        self,
+        request: RouteRequest,
+        stage: Stage,
+        error: BaseException,
+        *,
+        trace_id: str | None,
+    ) -> None:
+        """Record a call that ended before its launch."""
+        self.emit(
+            RepositoryAuditEvent(
+                time=stage.started,
+                caller=cut(request.caller),
+                nested=request.from_host is False,
+                interface=cut(request.target),
+                version=request.version if type(request.version) is int else None,
+                outcome=refusal_outcome(error),
+                exit_code=None,
+                duration_ms=stage.elapsed_ms(),
+                trace_id=cut(trace_id),
+            )
+        )
+
+    def launched(  # noqa: PLR0913 - keyword-only, one record's facts
+        self,
+        route: Route,
+        stage: Stage,
+        outcome: str,
+        exit_code: int | None,
+        *,
+        nested: bool,
+        trace_id: str | None,
+    ) -> None:
+        """Record a call that reached its launch."""
+        self.emit(
+            RepositoryAuditEvent(
+                time=stage.started,
+                caller=cut(route.caller_module_id),
+                nested=nested,
+                interface=cut(route.target),
+                version=route.interface_version,
+                outcome=outcome,
+                exit_code=exit_code,
+                duration_ms=stage.elapsed_ms(),
+                trace_id=cut(trace_id),
+                security_level=route.security_level,
+            )
+        )
+
+    def emit(self, event: RepositoryAuditEvent) -> None:
+        """Offer ``event`` to every sink; a sink never changes the call's outcome."""
+        for sink in self.sinks:
+            self._record(sink, event)
+
+    def _record(self, sink: RepositoryAuditSink, event: RepositoryAuditEvent) -> None:
+        name = log_text(type(sink).__name__)
+        try:
+            sink.record(event)
+        except Exception as error:  # noqa: BLE001 - a sink never changes the outcome
+            _LOG.warning("audit sink %s failed: %s", name, log_text(type(error).__name__))
+        else:
+            self._recovered(sink)
+            return
+        try:
+            sink.record(minimal(event))
+        except Exception as error:  # noqa: BLE001 - reported below, never raised
+            with self._lock:
+                self._failing.add(id(sink))
+            _LOG.error(
+                "audit record lost: sink %s failed again (%s) on the minimal record of "
+                "a repository call outcome=%s trace_id=%s; "
+                "no live call of this repository runs until the sink records again",
+                name,
+                log_text(type(error).__name__),
+                log_text(event.outcome),
+                log_text(str(event.trace_id)),
+            )
+        else:
+            self._recovered(sink)
+            _LOG.warning("audit sink %s: wrote a minimal record instead", name)
+
+    def _recovered(self, sink: RepositoryAuditSink) -> None:
+        with self._lock:
+            self._failing.discard(id(sink))
+
+
+def open_audit_file(path: str | os.PathLike[str]) -> JsonLinesAuditSink:
+    """Open ``--audit PATH``: the JSON-lines sink of the table's safe appender.
+
+    Raises:
+        RuntimeMisconfigured: the path is refused (a symlink, a FIFO, not ours)
+            or cannot be opened; the message gives the error's type only.
+    """
+    from boring_dispatch.observe.audit import JsonLinesAuditSink
+
+    try:
+        return JsonLinesAuditSink(path)
+    except (OSError, ValueError) as error:  # FileRefused is a ValueError or OSError
+        raise RuntimeMisconfigured(
+            f"the audit file {shown(str(path))} cannot be opened ({type(error).__name__})"
+        ) from None

@@ -1,0 +1,116 @@
+"""``dispatcher --audit PATH``: one JSON-lines record per live CLI call, none for a dry run.
+
+Real ``dispatcher`` processes against a real repository (kits.mcp); a
+secret-looking value in the argv and on stdin never reaches the audit file.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from boring_dispatch.observe.audit import read_records
+from kits.mcp import CALLER, write_tools_repository
+
+SECRET = "sk-live-CLI-AUDIT-CANARY-5a0c"
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    return write_tools_repository(tmp_path / "repo")
+
+
+def _dispatcher(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, BORING_DISPATCH_LEDGER=str(tmp_path / "ledger.sqlite3"))
+    return subprocess.run(
+        [sys.executable, "-m", "boring_dispatch", *args],
+        input=SECRET,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "extra", "outcome", "exit_code", "status"),
+    [
+        ("tools.interface.echo@1", (), "ok", 0, 0),
+        ("tools.interface.fail", (), "exit_nonzero", 3, 3),
+        ("tools.interface.sleep", ("--timeout", "1"), "timeout", None, 124),
+        ("tools.interface.nope", (), "dispatcher.interface_not_found", None, None),
+        ("tools.interface.private", (), "dispatcher.unauthorized_caller", None, None),
+    ],
+)
+def test_a_live_call_appends_one_record_without_its_argv_or_stdin(  # noqa: PLR0917
+    config: Path,
+    tmp_path: Path,
+    target: str,
+    extra: tuple[str, ...],
+    outcome: str,
+    exit_code: int | None,
+    status: int | None,
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    marker = tmp_path / "marker"  # the sleep gateway's first argument
+    options = ("--config", str(config), "--caller-skill", CALLER, "--stdin", "--audit", str(audit))
+    done = _dispatcher(tmp_path, *options, *extra, target, str(marker), SECRET)
+    if status is not None:
+        assert done.returncode == status, done.stderr
+    else:
+        assert done.returncode != 0
+    if outcome == "ok":
+        assert SECRET in done.stdout  # the gateway saw it, and printed it
+    found = read_records(audit)
+    assert found.skipped == ()
+    ((_, record),) = found.records
+    assert record["outcome"] == outcome
+    assert record["exit_code"] == exit_code
+    assert record["caller"] == CALLER
+    assert record["nested"] is False
+    assert record["interface"] == target.partition("@")[0]
+    trace_id = record["trace_id"]
+    assert isinstance(trace_id, str)
+    assert len(trace_id) == 32
+    text = audit.read_text(encoding="ascii")
+    assert SECRET not in text
+    assert str(marker) not in text
+
+
+def test_a_dry_run_writes_no_record_and_opens_no_file(config: Path, tmp_path: Path) -> None:
+    audit = tmp_path / "audit.jsonl"
+    options = ("--config", str(config), "--caller-skill", CALLER, "--audit", str(audit))
+    done = _dispatcher(tmp_path, *options, "--dry-run", "tools.interface.echo", SECRET)
+    assert done.returncode == 0, done.stderr
+    assert not audit.exists()
+
+
+def test_an_audit_path_that_is_refused_fails_closed_before_the_call(
+    config: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_bytes(b"")
+    link = tmp_path / "audit.jsonl"
+    link.symlink_to(target)
+    marker = tmp_path / "marker"
+    options = ("--config", str(config), "--caller-skill", CALLER, "--audit", str(link))
+    done = _dispatcher(
+        tmp_path, "--error-format", "json", *options, "tools.interface.sleep", str(marker)
+    )
+    assert done.returncode != 0
+    assert "dispatcher.runtime_misconfigured" in done.stderr
+    assert not marker.exists()
+    assert target.read_bytes() == b""
+
+
+def test_mcp_audit_applies_to_a_repository_only(tmp_path: Path) -> None:
+    done = _dispatcher(
+        tmp_path, "mcp", "--registry", "examples.support_and_billing:REGISTRY", "--audit", "/x"
+    )
+    assert done.returncode != 0
+    assert "--audit records a repository (--config) only" in done.stderr
