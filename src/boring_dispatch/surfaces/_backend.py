@@ -18,8 +18,9 @@ server passes to every :meth:`Backend.call` (a repository never asks).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from boring_dispatch._value import value
 
 if TYPE_CHECKING:
     import anyio
@@ -34,7 +35,7 @@ __all__ = ["Backend", "Confirm", "Replayed", "ToolHints", "ToolListing"]
 Confirm = Callable[[str, str], Awaitable[bool]]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolHints:
     """The MCP tool annotations a backend declares (``readOnlyHint`` and its siblings)."""
 
@@ -43,7 +44,7 @@ class ToolHints:
     open_world: bool
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolListing:
     """One tool as ``tools/list`` shows it (the server turns it into the SDK's ``Tool``)."""
 
@@ -55,7 +56,7 @@ class ToolListing:
     hints: ToolHints | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Replayed:
     """One replayed line: what the pipeline gives now, and whether it differs from the record.
 
