@@ -93,7 +93,8 @@ def test_the_rule_describe_prints_is_what_binding_does(
 
 
 def test_no_binding_or_a_binding_that_is_not_a_mapping_takes_no_stdin() -> None:
-    for binding in (None, [], "process", 1):
+    bindings: tuple[object, ...] = (None, [], "process", 1)
+    for binding in bindings:
         interface: dict[str, object] = {"process_binding": binding}
         assert stdin_rule(interface) == "refused"
         assert not _binds(interface, [], stdin=True)
