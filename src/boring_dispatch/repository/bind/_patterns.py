@@ -44,7 +44,7 @@ TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pay
 if TYPE_CHECKING:
     from typing import Final
 
-__all__ = ["match_patterns"]
+__all__ = ["match_patterns", "patterns_take_stdin"]
 
 _PATTERN_KEYS: Final = frozenset(
     {
@@ -95,6 +95,28 @@ def match_patterns(binding: Mapping[str, object], argv: Sequence[str], stdin: bo
         BindingRefused: malformed patterns, explicit bindings mixed in, a
             tokenising error in any pattern, no match, or several matches.
     """
+    patterns = _checked_patterns(binding)
+    tokenised = [_tokenise(argv, pattern) for pattern in patterns]
+    matched = [p.name for p, t in zip(patterns, tokenised, strict=True) if _matches(p, t, stdin)]
+    if not matched:
+        raise BindingRefused("invocation does not match any declared pattern", reason="no_pattern")
+    if len(matched) > 1:
+        raise BindingRefused(
+            "invocation matches multiple patterns; ambiguous", reason="ambiguous_pattern"
+        )
+    return matched[0]
+
+
+def patterns_take_stdin(binding: Mapping[str, object]) -> bool:
+    """Whether some pattern of ``binding`` accepts stdin (``dispatcher describe``).
+
+    Raises:
+        BindingRefused: the patterns :func:`match_patterns` refuses as malformed.
+    """
+    return any(pattern.allow_stdin for pattern in _checked_patterns(binding))
+
+
+def _checked_patterns(binding: Mapping[str, object]) -> list[_Pattern]:
     for key, empty in (("arguments", {}), ("fixed", [])):
         if key in binding and binding[key] != empty:
             raise BindingRefused(
@@ -105,16 +127,7 @@ def match_patterns(binding: Mapping[str, object], argv: Sequence[str], stdin: bo
         raise BindingRefused(
             "process binding must have at least one pattern", reason="binding_malformed"
         )
-    patterns = [_parse(index, item) for index, item in enumerate(raw)]
-    tokenised = [_tokenise(argv, pattern) for pattern in patterns]
-    matched = [p.name for p, t in zip(patterns, tokenised, strict=True) if _matches(p, t, stdin)]
-    if not matched:
-        raise BindingRefused("invocation does not match any declared pattern", reason="no_pattern")
-    if len(matched) > 1:
-        raise BindingRefused(
-            "invocation matches multiple patterns; ambiguous", reason="ambiguous_pattern"
-        )
-    return matched[0]
+    return [_parse(index, item) for index, item in enumerate(raw)]
 
 
 def _parse(index: int, raw: object) -> _Pattern:

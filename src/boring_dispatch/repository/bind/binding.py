@@ -27,7 +27,7 @@ from boring_dispatch.records import CompiledBinding, ModuleRecord, PythonTarget,
 from boring_dispatch.repository import ids
 from boring_dispatch.repository._shapes import BindingRefused, one_of, string_list
 from boring_dispatch.repository.bind._argtypes import SECRET_SENSITIVITIES, is_secret
-from boring_dispatch.repository.bind._patterns import match_patterns
+from boring_dispatch.repository.bind._patterns import match_patterns, patterns_take_stdin
 
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ __all__ = [
     "compile_binding",
     "python_target",
     "secret_arguments",
+    "stdin_rule",
 ]
 
 
@@ -190,6 +191,33 @@ def secret_arguments(interface: Mapping[str, object]) -> tuple[str, ...]:
         and (one_of(body.get("sensitivity"), SECRET_SENSITIVITIES) or is_secret(body.get("type")))
     ]
     return tuple(sorted(found))
+
+
+def stdin_rule(interface: Mapping[str, object]) -> str:
+    """What binding does with stdin for ``interface``: ``"required"``, ``"accepted"`` or
+    ``"refused"`` (``dispatcher describe``).
+
+    The same reading as :func:`compile_binding`: pattern mode when the binding
+    has ``patterns`` (stdin when some pattern allows it), else argument mode
+    (stdin when an argument is bound to it, required when the contract
+    requires that argument). A binding the stage would refuse as malformed
+    takes no stdin.
+    """
+    binding = interface.get("process_binding")
+    if not isinstance(binding, Mapping):
+        return "refused"
+    try:
+        if "patterns" in binding:
+            return "accepted" if patterns_take_stdin(binding) else "refused"
+        from boring_dispatch.repository.bind._layout import check_layout
+
+        callers = check_layout(binding, interface).callers.values()
+    except BindingRefused:
+        return "refused"
+    stdin = [caller for caller in callers if caller.kind == "stdin"]
+    if not stdin:
+        return "refused"
+    return "required" if stdin[0].required else "accepted"
 
 
 def python_target(module: ModuleRecord, source: SourceRecord, entry: str) -> PythonTarget:

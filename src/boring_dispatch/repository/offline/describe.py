@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from boring_dispatch.errors import SecurityLevelUnavailable
+from boring_dispatch.repository.bind.binding import stdin_rule
 from boring_dispatch.repository.facts.audiences import output_audiences
 from boring_dispatch.repository.facts.levels import derive_level
 from boring_dispatch.repository.load.config import load_config
@@ -56,7 +57,7 @@ def describe(repository: Repository, interface: str) -> Description:
         usage=_text(body.get("usage")),
         security_level=level,
         output_audiences=output_audiences(body),
-        stdin=_stdin_rule(binding, body),
+        stdin=stdin_rule(body),
         process_bindable=isinstance(binding, Mapping) and binding.get("kind") == "process",
     )
 
@@ -85,23 +86,3 @@ def _audiences(audiences: Mapping[str, str]) -> str:
 
 def _text(value: object) -> str:
     return " ".join(value.split()) if isinstance(value, str) else ""
-
-
-def _stdin_rule(binding: object, body: Mapping[str, object]) -> str:
-    if not isinstance(binding, Mapping):
-        return "refused"
-    patterns = binding.get("patterns")
-    if isinstance(patterns, list):
-        allowed = any(isinstance(p, Mapping) and p.get("allow_stdin") is True for p in patterns)
-        return "accepted" if allowed else "refused"
-    arguments = binding.get("arguments")
-    if not isinstance(arguments, Mapping):
-        return "refused"
-    contract = body.get("contract")
-    declared = contract.get("arguments") if isinstance(contract, Mapping) else None
-    for name, spec in arguments.items():
-        if isinstance(spec, Mapping) and spec.get("kind") == "stdin":
-            arg = declared.get(name) if isinstance(declared, Mapping) else None
-            required = isinstance(arg, Mapping) and arg.get("required") is True
-            return "required" if required else "accepted"
-    return "refused"

@@ -21,6 +21,7 @@ from boring_dispatch.surfaces.cli._common import report_error
 
 if TYPE_CHECKING:
     from boring_dispatch._files import FileRefused
+    from boring_dispatch.surfaces._backend import Backend
 
 __all__ = ["run"]
 
@@ -125,27 +126,33 @@ def _parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
-def _names(options: argparse.Namespace) -> int:
-    status = 0
+def _backend(options: argparse.Namespace) -> Backend:
+    """The table the options name, as a backend: the one place that tells the two apart."""
     if options.registry:
         from boring_dispatch.registry.spec import load_registry
+        from boring_dispatch.surfaces._table_backend import TableBackend
+
+        return TableBackend(load_registry(options.registry))
+    from boring_dispatch.repository.repository import Repository
+    from boring_dispatch.surfaces._repository_backend import RepositoryBackend
+
+    return RepositoryBackend(Repository.open(options.config))
+
+
+def _names(options: argparse.Namespace) -> int:
+    status = 0
+    backend = _backend(options)
+    names = backend.names()
+    table = backend.fixture_table()  # --fixtures and --require-fixtures need a Python table
+    if table is not None and (options.require_fixtures or options.fixtures):
         from boring_dispatch.surfaces.cli import _fixtures
 
-        registry = load_registry(options.registry)
-        names = registry.names()
-        if options.require_fixtures or options.fixtures:
-            found = _fixtures.read_file_fixtures(
-                registry, options.fixtures, _file_reporter(options)
-            )
-            if found is None:
-                return 2
-            registry.fixture_world(found, allow_missing=True)  # the file must fit the table
-            if options.require_fixtures:
-                status = _fixtures.missing_fixtures(registry, found)
-    else:
-        from boring_dispatch.repository.repository import Repository
-
-        names = Repository.open(options.config).exported_interfaces()
+        found = _fixtures.read_file_fixtures(table, options.fixtures, _file_reporter(options))
+        if found is None:
+            return 2
+        table.fixture_world(found, allow_missing=True)  # the file must fit the table
+        if options.require_fixtures:
+            status = _fixtures.missing_fixtures(table, found)
     if options.golden is None:
         sys.stdout.writelines(f"{name}\n" for name in names)
         return status
@@ -177,56 +184,26 @@ def _replay(options: argparse.Namespace) -> int:
             "interrupted) was skipped\n"
         )
     lines = [line.text or "" for line in read.lines]
-    if options.registry:
-        from boring_dispatch.registry.replay import replay_lines
-        from boring_dispatch.registry.spec import load_registry
+    backend = _backend(options)
+    table = backend.fixture_table()  # --fixtures needs a Python table
+    if table is not None and options.fixtures is not None:
+        from boring_dispatch.surfaces.cli import _fixtures
 
-        registry = load_registry(options.registry)
-        if options.fixtures is not None:
-            from boring_dispatch.surfaces.cli import _fixtures
-
-            found = _fixtures.read_file_fixtures(
-                registry, options.fixtures, _file_reporter(options)
-            )
-            if found is None:
-                return 2
-            return _fixtures.replay_world(
-                registry, found, lines, allow_missing=options.allow_missing_fixtures
-            )
-        differs = False
-        for entry in replay_lines(registry, lines):
-            sys.stdout.write(json.dumps(entry.observation, sort_keys=True) + "\n")
-            differs = differs or entry.differs
-        return 1 if differs else 0
-    from boring_dispatch.repository.offline.replay_lines import replay_repository
-    from boring_dispatch.repository.repository import Repository
-
-    repository = Repository.open(options.config)
+        found = _fixtures.read_file_fixtures(table, options.fixtures, _file_reporter(options))
+        if found is None:
+            return 2
+        return _fixtures.replay_world(
+            table, found, lines, allow_missing=options.allow_missing_fixtures
+        )
     differs = False
-    for line in replay_repository(repository, lines, dry_run=options.dry_run):
-        sys.stdout.write(json.dumps(line.outcome, sort_keys=True) + "\n")
-        differs = differs or line.differs
+    for replayed in backend.replay(lines, dry_run=options.dry_run):
+        sys.stdout.write(json.dumps(replayed.record, sort_keys=True) + "\n")
+        differs = differs or replayed.differs
     return 1 if differs else 0
 
 
 def _describe(options: argparse.Namespace) -> int:
-    if options.registry:
-        from boring_dispatch.registry.spec import load_registry
-
-        registry = load_registry(options.registry)
-        schemas = registry.tool_schemas("mcp")
-        chosen = [s for s in schemas if s.get("name") == options.interface]
-        if not chosen:
-            from boring_dispatch.errors import UnknownTool
-
-            raise UnknownTool(f"no tool named {options.interface!r}")
-        sys.stdout.write(json.dumps(chosen[0], indent=2, sort_keys=True) + "\n")
-        return 0
-    from boring_dispatch.repository.offline.describe import describe, render_description
-    from boring_dispatch.repository.repository import Repository
-
-    repository = Repository.open(options.config)
-    sys.stdout.write(render_description(describe(repository, options.interface)))
+    sys.stdout.write(_backend(options).describe(options.interface))
     return 0
 
 

@@ -30,9 +30,8 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Final
 
 from boring_dispatch.errors import RuntimeMisconfigured
-from boring_dispatch.process._cancel import forget as forget_cancelled
 from boring_dispatch.surfaces.mcp._children import end_descendant_groups
-from boring_dispatch.surfaces.mcp._hops import asks_dry_run, in_thread_to_the_end, repository_call
+from boring_dispatch.surfaces.mcp._hops import asks_dry_run
 from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
 if TYPE_CHECKING:
@@ -40,7 +39,9 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
-    from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, TableCalls
+    from boring_dispatch.surfaces._backend import Backend, ToolListing
+    from boring_dispatch.surfaces._repository_backend import RepositoryBackend
+    from boring_dispatch.surfaces._table_backend import TableBackend
     from boring_dispatch.surfaces.mcp._flow import Flow
 
 __all__ = ["MAX_CONCURRENT_CALLS", "SERVER_NAME", "serve"]
@@ -50,13 +51,6 @@ SERVER_NAME: Final = "boring-dispatch"
 _asks_dry_run: Final = asks_dry_run
 #: Gateways (or table handlers) running at the same time; more wait for a free slot.
 MAX_CONCURRENT_CALLS: Final = 8
-
-_REPOSITORY_INSTRUCTIONS: Final = (
-    "Call an exported interface through the tool whose suffix equals the interface's "
-    "declared security level (invoke_security_0, _1 or _2), acting as a top-level skill. "
-    "The complete result (stdout, stderr, exit_code, dispatcher metadata and errors) is in "
-    "structuredContent.result; text content shows only output declared for people."
-)
 
 
 def serve(  # noqa: PLR0913 - the keyword-only options of one command
@@ -104,7 +98,7 @@ def serve(  # noqa: PLR0913 - the keyword-only options of one command
             came with a repository.
         RegistryInvalid: the registry or context spec cannot be loaded.
     """
-    backend: RepositoryCalls | TableCalls
+    backend: Backend
     if deployed is not None and registry is None:
         raise RuntimeMisconfigured("--database and --surface apply to a table (--registry) only")
     if context is not None and registry is None:
@@ -152,13 +146,14 @@ def _repository_calls(  # noqa: PLR0913 - keyword-only, each from one option
     ledger: str | None,
     spawn: bool,
     audit: str | None = None,
-) -> RepositoryCalls:
+) -> RepositoryBackend:
     """The repository backend: limits checked, repository opened, ``--caller`` values bound."""
     from boring_dispatch.process._admission import limits_problem
     from boring_dispatch.process.run_as import with_run_as
     from boring_dispatch.records import ExecLimits
     from boring_dispatch.repository.repository import Repository
-    from boring_dispatch.surfaces.mcp._calls import RepositoryCalls, bound_callers
+    from boring_dispatch.surfaces._repository_backend import RepositoryBackend
+    from boring_dispatch.surfaces.mcp._calls import bound_callers
 
     limits = ExecLimits(fork_server=not spawn)
     if timeout_s is not None:
@@ -172,15 +167,15 @@ def _repository_calls(  # noqa: PLR0913 - keyword-only, each from one option
     sinks = () if audit is None else (open_audit_file(audit),)
     repository = Repository.open(config, ledger=ledger, audit=sinks)
     bound = None if callers is None else bound_callers(repository, callers)
-    return RepositoryCalls(repository, limits, callers=bound)
+    return RepositoryBackend(repository, limits, callers=bound)
 
 
 def _table_calls(
     registry: str, *, run_as: str | None, deployed: tuple[str, str] | None, context: str | None
-) -> TableCalls:
+) -> TableBackend:
     """The Python table backend: the table (or its deployed rows) and its context supplier."""
     from boring_dispatch.registry.spec import load_context, load_registry
-    from boring_dispatch.surfaces.mcp._calls import TableCalls
+    from boring_dispatch.surfaces._table_backend import TableBackend
 
     if run_as is not None:
         # A Python table runs its tools in this process: there is no child to switch.
@@ -191,7 +186,7 @@ def _table_calls(
 
         table = load_deployed(table, surface=deployed[0], database=deployed[1])
     supplier = None if context is None else load_context(context)
-    return TableCalls(table, context=supplier)
+    return TableBackend(table, context=supplier)
 
 
 def _end_gateways_on_signals() -> None:
@@ -206,7 +201,7 @@ def _end_gateways_on_signals() -> None:
         signal.signal(signum, handler)
 
 
-async def _serve_stdio(backend: RepositoryCalls | TableCalls) -> None:
+async def _serve_stdio(backend: Backend) -> None:
     from boring_dispatch.surfaces.mcp._flow import Flow
     from boring_dispatch.surfaces.mcp._transport import stdio_streams
 
@@ -216,12 +211,11 @@ async def _serve_stdio(backend: RepositoryCalls | TableCalls) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _build_server(backend: RepositoryCalls | TableCalls, flow: Flow) -> Server[Any]:
+def _build_server(backend: Backend, flow: Flow) -> Server[Any]:
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
-    from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
     from boring_dispatch.surfaces.mcp._elicit import ask_person
     from boring_dispatch.surfaces.mcp._telemetry import traced_call
 
@@ -240,34 +234,23 @@ def _build_server(backend: RepositoryCalls | TableCalls, flow: Flow) -> Server[A
         outcome: ToolOutcome
         # No call starts while the client leaves too much output unread.
         await flow.room_to_answer()
-        repository = isinstance(backend, RepositoryCalls)
         known = params.name if params.name in names else None
-        with traced_call(known, ctx.request_id, params.meta, repository=repository) as traced:
-            if isinstance(backend, RepositoryCalls):
-                trace_id = traced.trace_id
-                try:
-                    outcome = await repository_call(
-                        backend, slots, params.name, params.arguments, trace_id
-                    )
-                finally:
-                    forget_cancelled(trace_id)
-            else:
-                confirmed = False
-                if backend.needs_confirmation(params.name):
-                    shown_args = backend.shown_arguments(params.name, params.arguments)
-                    confirmed = await ask_person(ctx, params.name, shown_args)
-                async with slots:
-                    run = functools.partial(
-                        backend.call, params.name, params.arguments, confirmed=confirmed
-                    )
-                    outcome = await in_thread_to_the_end(run, None)
+        spans = backend.tool_spans
+        with traced_call(known, ctx.request_id, params.meta, repository=spans) as traced:
+            outcome = await backend.call(
+                params.name,
+                params.arguments,
+                trace_id=traced.trace_id,
+                slots=slots,
+                confirm=functools.partial(ask_person, ctx),
+            )
             traced.finish(outcome)
         return _call_tool_result(outcome)
 
     server = Server(
         SERVER_NAME,
         version=_version(),
-        instructions=_REPOSITORY_INSTRUCTIONS if isinstance(backend, RepositoryCalls) else None,
+        instructions=backend.instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -277,43 +260,28 @@ def _build_server(backend: RepositoryCalls | TableCalls, flow: Flow) -> Server[A
     return server
 
 
-def _listed_tools(backend: RepositoryCalls | TableCalls) -> list[mcp_types.Tool]:
+def _listed_tools(backend: Backend) -> list[mcp_types.Tool]:
+    return [_sdk_tool(tool) for tool in backend.tools()]
+
+
+def _sdk_tool(tool: ToolListing) -> mcp_types.Tool:
     import mcp_types as types
 
-    from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
-    from boring_dispatch.surfaces.mcp._tools import INPUT_SCHEMA, OUTPUT_SCHEMA, TIER_TOOLS
-
-    if isinstance(backend, RepositoryCalls):
-        return [
-            types.Tool(
-                name=tool.name,
-                title=tool.title,
-                description=tool.description,
-                input_schema=dict(INPUT_SCHEMA),
-                output_schema=dict(OUTPUT_SCHEMA),
-                annotations=types.ToolAnnotations(
-                    read_only_hint=tool.read_only,
-                    destructive_hint=tool.destructive,
-                    open_world_hint=tool.open_world,
-                ),
-            )
-            for tool in TIER_TOOLS.values()
-        ]
-    return [
-        types.Tool(
-            name=str(schema["name"]),
-            description=str(schema["description"]),
-            input_schema=dict(_mapping(schema["inputSchema"])),
-            output_schema=dict(OUTPUT_SCHEMA),
-        )
-        for schema in backend.tool_schemas()
-    ]
-
-
-def _mapping(value: object) -> dict[str, object]:
-    if not isinstance(value, dict):
-        raise RuntimeMisconfigured("a tool schema is not an object")
-    return value
+    hints = tool.hints
+    return types.Tool(
+        name=tool.name,
+        title=tool.title,  # results are sent without their None fields
+        description=tool.description,
+        input_schema=dict(tool.input_schema),
+        output_schema=dict(tool.output_schema),
+        annotations=None
+        if hints is None
+        else types.ToolAnnotations(
+            read_only_hint=hints.read_only,
+            destructive_hint=hints.destructive,
+            open_world_hint=hints.open_world,
+        ),
+    )
 
 
 def _call_tool_result(outcome: ToolOutcome) -> mcp_types.CallToolResult:
