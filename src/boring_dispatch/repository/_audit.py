@@ -141,6 +141,18 @@ class RepositoryAudit:
         trace_id: str | None,
     ) -> None:
         """Record a call that ended before its launch."""
+        self.answered(request, stage, refusal_outcome(error), trace_id=trace_id)
+
+    def answered(
+        self,
+        request: RouteRequest,
+        stage: Stage,
+        outcome: str,
+        *,
+        trace_id: str | None,
+        security_level: int | None = None,
+    ) -> None:
+        """Record a call that launched no gateway: refused, or answered by the dispatcher itself."""
         self.emit(
             RepositoryAuditEvent(
                 time=stage.started,
@@ -148,10 +160,11 @@ class RepositoryAudit:
                 nested=request.from_host is False,
                 interface=cut(request.target),
                 version=request.version if type(request.version) is int else None,
-                outcome=refusal_outcome(error),
+                outcome=outcome,
                 exit_code=None,
                 duration_ms=stage.elapsed_ms(),
                 trace_id=cut(trace_id),
+                security_level=security_level,
             )
         )
 

@@ -141,6 +141,37 @@ class Repository:
             audit.refused(request, stage, error, trace_id=trace_id)
             raise
 
+    def answer_live(
+        self,
+        request: RouteRequest,
+        answer: Callable[[], _R],
+        *,
+        trace_id: str | None = None,
+        security_level: int | None = None,
+    ) -> _R:
+        """Run a live call the dispatcher answers itself (a setup manager route): one record.
+
+        ``answer`` is not run while an audit sink is failing; its refusal is
+        recorded by its code, its result as ``ok`` with no exit status.
+
+        Raises:
+            InternalFailure: an audit sink failed its last record (nothing is run).
+        """
+        audit = self._audit
+        if audit is None:
+            return answer()
+        from boring_dispatch.repository._audit import Stage
+
+        stage = Stage()
+        try:
+            audit.admit()
+            result = answer()
+        except BaseException as error:
+            audit.refused(request, stage, error, trace_id=trace_id)
+            raise
+        audit.answered(request, stage, "ok", trace_id=trace_id, security_level=security_level)
+        return result
+
     def dry_run(self, request: RouteRequest) -> dict[str, object]:
         """Authorize and compile without launching and without reading stdin."""
         return dry_run_payload(self.resolve(request))
