@@ -371,3 +371,51 @@ def test_a_sink_whose_target_cannot_be_written_stops_live_calls_and_says_so(
     # The other sink saw every call, refusals included; the dry run resolve() is not a call.
     assert [e.outcome for e in other.events] == ["ok"] + ["dispatcher.internal_error"] * 3
     assert repository.dry_run(_request("echo"))["target"] == "tools.interface.echo"
+
+
+# --------------------------------------------------------------------------- #
+# Malformed sinks are refused when the repository is built (fail closed)
+
+
+class NoRecord:
+    """Has no ``record`` at all."""
+
+
+class RecordNotCallable:
+    record = "not a method"
+
+
+@pytest.mark.parametrize(
+    "audit",
+    [
+        [object()],
+        [None],
+        [NoRecord()],
+        [RecordNotCallable()],
+        [Flaky],  # the class, not a sink
+        "path/to/audit.jsonl",  # a path where sinks belong
+        "",
+        b"x",
+        [Flaky(0), object()],
+        {"sink": Flaky(0)},  # a mapping: its keys are not sinks
+    ],
+    ids=repr,
+)
+def test_a_malformed_audit_argument_is_refused_before_any_call(
+    config: Path, tmp_path: Path, audit: object
+) -> None:
+    with pytest.raises(RouteError) as raised:
+        Repository.open(config, ledger=str(tmp_path / "ledger"), audit=audit)  # type: ignore[arg-type]
+    assert raised.value.code == "dispatcher.runtime_misconfigured"
+    with pytest.raises(RouteError):
+        Repository(config, audit=audit)  # type: ignore[arg-type]
+
+
+def test_well_formed_sink_collections_are_taken(config: Path, tmp_path: Path) -> None:
+    choices: list[list[Flaky | ChokesOnNames]] = [[], [Flaky(0)], [Flaky(0), ChokesOnNames()]]
+    for audit in choices:
+        for given in (audit, tuple(audit)):
+            repository = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=given)
+            assert repository.invoke(_request("echo")).exit_code == 0
+        for sink in audit:
+            assert [e.outcome for e in sink.events] == ["ok", "ok"]

@@ -112,7 +112,26 @@ class RepositoryAudit:
     __slots__ = ("_failing", "_lock", "sinks")
 
     def __init__(self, sinks: Sequence[RepositoryAuditSink]) -> None:
+        """Take ``sinks``, each checked now: a malformed one would lose the first record.
+
+        Raises:
+            RuntimeMisconfigured: ``sinks`` is a string or not iterable, or one
+                is not an object with a callable ``record`` (the message names
+                its type only).
+        """
+        given: object = sinks  # typed as sinks, checked as anything
+        if isinstance(given, str | bytes) or not hasattr(given, "__iter__"):
+            raise RuntimeMisconfigured("audit: expected a sequence of sinks")
         self.sinks: Final = tuple(sinks)
+        for sink in self.sinks:
+            if (
+                isinstance(sink, type)
+                or not isinstance(sink, RepositoryAuditSink)
+                or not callable(sink.record)
+            ):
+                raise RuntimeMisconfigured(
+                    f"audit: a sink of type {shown(type(sink).__name__)} has no record(event)"
+                )
         self._failing: set[int] = set()
         self._lock = threading.Lock()
 

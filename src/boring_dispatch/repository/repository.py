@@ -64,11 +64,12 @@ class Repository:
         self.ledger: Final = ledger
         self._gate = setup_gate
         self._audit: RepositoryAudit | None = None
-        if audit:
+        if type(audit) is not tuple or audit:
             # Imported only with sinks: a dry run of the CLI never loads the audit modules.
             from boring_dispatch.repository._audit import RepositoryAudit
 
-            self._audit = RepositoryAudit(audit)
+            checked = RepositoryAudit(audit)  # refuses a malformed sink now, not at a call
+            self._audit = checked if checked.sinks else None
 
     def setup_gate(self) -> SetupGate:
         """The gate of live calls, built on first use (a dry run never builds it)."""
@@ -94,7 +95,8 @@ class Repository:
 
         Raises:
             RuntimeMisconfigured: the path is not absolute, not ``officina.toml``,
-                has a symlinked component, or the file is invalid (section 1.3).
+                has a symlinked component, or the file is invalid (section 1.3);
+                or ``audit`` is not a sequence of sinks with ``record(event)``.
         """
         if not str(config_path):
             raise RuntimeMisconfigured(
