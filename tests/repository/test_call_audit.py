@@ -419,3 +419,26 @@ def test_well_formed_sink_collections_are_taken(config: Path, tmp_path: Path) ->
             assert repository.invoke(_request("echo")).exit_code == 0
         for sink in audit:
             assert [e.outcome for e in sink.events] == ["ok", "ok"]
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [None, "tools.interface.echo", {"caller": CALLER, "target": "tools.interface.echo"}, 3, b""],
+    ids=repr,
+)
+def test_a_call_with_a_malformed_request_leaves_one_record_and_its_own_error(
+    config: Path, tmp_path: Path, request_: object
+) -> None:
+    plain = Repository.open(config, ledger=str(tmp_path / "ledger"))
+    with pytest.raises((AttributeError, RouteError)) as unaudited:
+        plain.invoke(request_)  # type: ignore[arg-type]
+    sink = Flaky(0)
+    audited = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=(sink,))
+    with pytest.raises((AttributeError, RouteError)) as raised:
+        audited.invoke(request_)  # type: ignore[arg-type]
+    # The audit never replaces the error (nor raises one of its own while handling it).
+    assert type(raised.value) is type(unaudited.value)
+    assert raised.value.__context__ is None
+    (event,) = sink.events
+    assert event.outcome == refusal_outcome(raised.value)
+    assert (event.caller, event.interface, event.version, event.nested) == (None, None, None, False)

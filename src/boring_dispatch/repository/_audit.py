@@ -30,13 +30,14 @@ from boring_dispatch.observe.repository_audit import (
     cut,
     minimal,
 )
+from boring_dispatch.records import RouteRequest
 
 if TYPE_CHECKING:
     import os
     from collections.abc import Sequence
 
     from boring_dispatch.observe.audit import JsonLinesAuditSink
-    from boring_dispatch.records import Route, RouteRequest
+    from boring_dispatch.records import Route
 
 __all__ = [
     "RepositoryAudit",
@@ -52,6 +53,8 @@ _LOG: Final = logging.getLogger("boring_dispatch")
 _INTERNAL: Final = InternalFailure.code
 #: The outcome of a call ended by ``KeyboardInterrupt``/``SystemExit`` (not an ``Exception``).
 _INTERRUPTED: Final = "interrupted"
+#: What a malformed request (not a RouteRequest) is recorded as: no names, a host's.
+_NO_REQUEST: Final = RouteRequest(caller=None, target=None)  # type: ignore[arg-type]
 # Streaming runs report a timeout as this exit status (process.launch.TIMEOUT_EXIT_CODE).
 _TIMEOUT_EXIT: Final = 124
 
@@ -171,14 +174,18 @@ class RepositoryAudit:
         trace_id: str | None,
         security_level: int | None = None,
     ) -> None:
-        """Record a call that launched no gateway: refused, or answered by the dispatcher itself."""
+        """Record a call that launched no gateway: refused, or answered by the dispatcher itself.
+
+        A ``request`` that is not a :class:`RouteRequest` is recorded without names.
+        """
+        known = request if isinstance(request, RouteRequest) else _NO_REQUEST
         self.emit(
             RepositoryAuditEvent(
                 time=stage.started,
-                caller=cut(request.caller),
-                nested=request.from_host is False,
-                interface=cut(request.target),
-                version=request.version if type(request.version) is int else None,
+                caller=cut(known.caller),
+                nested=known.from_host is False,
+                interface=cut(known.target),
+                version=known.version if type(known.version) is int else None,
                 outcome=outcome,
                 exit_code=None,
                 duration_ms=stage.elapsed_ms(),
