@@ -442,3 +442,24 @@ def test_a_call_with_a_malformed_request_leaves_one_record_and_its_own_error(
     (event,) = sink.events
     assert event.outcome == refusal_outcome(raised.value)
     assert (event.caller, event.interface, event.version, event.nested) == (None, None, None, False)
+
+
+@pytest.mark.parametrize("route", [None, "tools.interface.echo", 3, {"target": "x"}], ids=repr)
+@pytest.mark.parametrize("launch", ["run_captured", "run_streaming"])
+def test_a_launch_of_a_malformed_route_leaves_one_record_and_its_own_error(
+    config: Path, tmp_path: Path, route: object, launch: str
+) -> None:
+    sink = Flaky(0)
+    repository = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=(sink,))
+    run = repository.run_captured if launch == "run_captured" else repository.run_streaming
+    with pytest.raises((AttributeError, TypeError, RouteError)) as raised:
+        run(route, stdin=None)  # type: ignore[arg-type]
+    assert raised.value.__context__ is None  # the launch's own error, not the audit's
+    (event,) = sink.events
+    assert event.outcome == refusal_outcome(raised.value)
+    assert (event.caller, event.interface, event.version, event.security_level) == (
+        None,
+        None,
+        None,
+        None,
+    )

@@ -30,14 +30,13 @@ from boring_dispatch.observe.repository_audit import (
     cut,
     minimal,
 )
-from boring_dispatch.records import RouteRequest
+from boring_dispatch.records import Route, RouteRequest
 
 if TYPE_CHECKING:
     import os
     from collections.abc import Sequence
 
     from boring_dispatch.observe.audit import JsonLinesAuditSink
-    from boring_dispatch.records import Route
 
 __all__ = [
     "RepositoryAudit",
@@ -204,19 +203,22 @@ class RepositoryAudit:
         nested: bool,
         trace_id: str | None,
     ) -> None:
-        """Record a call that reached its launch."""
+        """Record a call that reached its launch (a ``route`` that is not a Route: no names)."""
+        known = route if isinstance(route, Route) else None
+        level = None if known is None else known.security_level
+        version = None if known is None else known.interface_version
         self.emit(
             RepositoryAuditEvent(
                 time=stage.started,
-                caller=cut(route.caller_module_id),
+                caller=None if known is None else cut(known.caller_module_id),
                 nested=nested,
-                interface=cut(route.target),
-                version=route.interface_version,
+                interface=None if known is None else cut(known.target),
+                version=version if type(version) is int else None,
                 outcome=outcome,
                 exit_code=exit_code,
                 duration_ms=stage.elapsed_ms(),
                 trace_id=cut(trace_id),
-                security_level=route.security_level,
+                security_level=level if type(level) is int else None,
             )
         )
 
