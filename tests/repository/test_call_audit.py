@@ -463,3 +463,29 @@ def test_a_launch_of_a_malformed_route_leaves_one_record_and_its_own_error(
         None,
         None,
     )
+
+
+@pytest.mark.parametrize(
+    ("version", "recorded"),
+    [
+        (1, 1),
+        (2**53 - 1, 2**53 - 1),
+        (2**53, None),
+        (10**4000, None),
+        (-(10**300), None),
+        (0, None),
+    ],
+    ids=lambda v: str(v)[:12],
+)
+def test_a_requested_version_is_recorded_only_as_a_bounded_number(
+    config: Path, tmp_path: Path, version: int, recorded: int | None
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    with JsonLinesAuditSink(path) as sink:
+        repository = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=(sink,))
+        with contextlib.suppress(RouteError):  # version 1 runs; any other is refused
+            repository.invoke(_request("echo", version=version))
+    (record,) = _records(path)
+    assert record["version"] == recorded
+    assert record["interface"] == "tools.interface.echo"  # the whole record, not a minimal one
+    assert len(path.read_bytes()) < 1024

@@ -54,6 +54,8 @@ _INTERNAL: Final = InternalFailure.code
 _INTERRUPTED: Final = "interrupted"
 #: What a malformed request (not a RouteRequest) is recorded as: no names, a host's.
 _NO_REQUEST: Final = RouteRequest(caller=None, target=None)  # type: ignore[arg-type]
+#: The largest version a record holds (the largest integer exact in every JSON reader).
+_MAX_VERSION: Final = 2**53 - 1
 # Streaming runs report a timeout as this exit status (process.launch.TIMEOUT_EXIT_CODE).
 _TIMEOUT_EXIT: Final = 124
 
@@ -69,6 +71,15 @@ class Stage:
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.clock) * 1000.0
+
+
+def _version(version: object) -> int | None:
+    """A version as a record keeps it: an exact ``int`` in 1..2**53 - 1, else None.
+
+    A requested pin is unbounded (the model's or a gateway's choice); a record
+    holds requested values only bounded, and as numbers every JSON reader keeps.
+    """
+    return version if type(version) is int and 1 <= version <= _MAX_VERSION else None
 
 
 def refusal_outcome(error: BaseException) -> str:
@@ -184,7 +195,7 @@ class RepositoryAudit:
                 caller=cut(known.caller),
                 nested=known.from_host is False,
                 interface=cut(known.target),
-                version=known.version if type(known.version) is int else None,
+                version=_version(known.version),
                 outcome=outcome,
                 exit_code=None,
                 duration_ms=stage.elapsed_ms(),
@@ -213,7 +224,7 @@ class RepositoryAudit:
                 caller=None if known is None else cut(known.caller_module_id),
                 nested=nested,
                 interface=None if known is None else cut(known.target),
-                version=version if type(version) is int else None,
+                version=_version(version),
                 outcome=outcome,
                 exit_code=exit_code,
                 duration_ms=stage.elapsed_ms(),
