@@ -489,3 +489,36 @@ def test_a_requested_version_is_recorded_only_as_a_bounded_number(
     assert record["version"] == recorded
     assert record["interface"] == "tools.interface.echo"  # the whole record, not a minimal one
     assert len(path.read_bytes()) < 1024
+
+
+@pytest.mark.parametrize(
+    ("positionals", "options"),
+    [
+        ((3,), {}),  # the broker passes any JSON list through: its items are checked here
+        ((), {"--x": {"nested": "object"}}),
+        ((), {"x": "1", "--x": "2"}),  # two keys, one flag
+        (("a",) * 5000, {}),
+        ((SECRET, None), {}),
+    ],
+    ids=["int-positional", "object-option", "flag-twice", "too-many", "none-positional"],
+)
+def test_a_gateways_malformed_nested_call_leaves_one_refusal_record(
+    config: Path, tmp_path: Path, positionals: tuple[object, ...], options: dict[str, object]
+) -> None:
+    from boring_dispatch.process._broker import NestedCall
+    from boring_dispatch.repository.repository import _NestedCalls
+
+    path = tmp_path / "audit.jsonl"
+    with JsonLinesAuditSink(path) as sink:
+        repository = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=(sink,))
+        route = repository.resolve_live(_request("echo"), trace_id=TRACE)  # no record: no launch
+        nested = _NestedCalls(repository, route, TRACE)
+        call = NestedCall("tools.interface.echo", 1, positionals, options)  # type: ignore[arg-type]
+        with pytest.raises(RouteError) as raised:
+            nested.invoke(call, None, ExecLimits())
+    (record,) = _records(path)
+    _well_formed(record)
+    assert record["outcome"] == raised.value.code == "dispatcher.invalid_request"
+    assert (record["nested"], record["caller"], record["trace_id"]) == (True, "tools", TRACE)
+    assert record["interface"] == "tools.interface.echo"
+    assert SECRET not in path.read_text(encoding="ascii")
