@@ -377,6 +377,9 @@ def test_a_sink_whose_target_cannot_be_written_stops_live_calls_and_says_so(
 # Malformed sinks are refused when the repository is built (fail closed)
 
 
+TWICE = ChokesOnNames()
+
+
 class NoRecord:
     """Has no ``record`` at all."""
 
@@ -398,6 +401,8 @@ class RecordNotCallable:
         b"x",
         [Flaky(0), object()],
         {"sink": Flaky(0)},  # a mapping: its keys are not sinks
+        [TWICE, TWICE],  # one sink given twice would get two records of each call
+        [Flaky(0), TWICE, Flaky(0), TWICE],
     ],
     ids=repr,
 )

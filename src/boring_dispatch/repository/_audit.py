@@ -128,9 +128,9 @@ class RepositoryAudit:
         """Take ``sinks``, each checked now: a malformed one would lose the first record.
 
         Raises:
-            RuntimeMisconfigured: ``sinks`` is a string or not iterable, or one
+            RuntimeMisconfigured: ``sinks`` is a string or not iterable, one
                 is not an object with a callable ``record`` (the message names
-                its type only).
+                its type only), or one is given twice.
         """
         given: object = sinks  # typed as sinks, checked as anything
         if isinstance(given, str | bytes) or not hasattr(given, "__iter__"):
@@ -145,6 +145,8 @@ class RepositoryAudit:
                 raise RuntimeMisconfigured(
                     f"audit: a sink of type {shown(type(sink).__name__)} has no record(event)"
                 )
+        if len({id(sink) for sink in self.sinks}) != len(self.sinks):
+            raise RuntimeMisconfigured("audit: a sink is given twice (two records per call)")
         self._failing: set[int] = set()
         self._lock = threading.Lock()
 
