@@ -371,3 +371,159 @@ def test_a_sink_whose_target_cannot_be_written_stops_live_calls_and_says_so(
     # The other sink saw every call, refusals included; the dry run resolve() is not a call.
     assert [e.outcome for e in other.events] == ["ok"] + ["dispatcher.internal_error"] * 3
     assert repository.dry_run(_request("echo"))["target"] == "tools.interface.echo"
+
+
+# --------------------------------------------------------------------------- #
+# Malformed sinks are refused when the repository is built (fail closed)
+
+
+TWICE = ChokesOnNames()
+
+
+class NoRecord:
+    """Has no ``record`` at all."""
+
+
+class RecordNotCallable:
+    record = "not a method"
+
+
+@pytest.mark.parametrize(
+    "audit",
+    [
+        [object()],
+        [None],
+        [NoRecord()],
+        [RecordNotCallable()],
+        [Flaky],  # the class, not a sink
+        "path/to/audit.jsonl",  # a path where sinks belong
+        "",
+        b"x",
+        [Flaky(0), object()],
+        {"sink": Flaky(0)},  # a mapping: its keys are not sinks
+        [TWICE, TWICE],  # one sink given twice would get two records of each call
+        [Flaky(0), TWICE, Flaky(0), TWICE],
+    ],
+    ids=repr,
+)
+def test_a_malformed_audit_argument_is_refused_before_any_call(
+    config: Path, tmp_path: Path, audit: object
+) -> None:
+    with pytest.raises(RouteError) as raised:
+        Repository.open(config, ledger=str(tmp_path / "ledger"), audit=audit)  # type: ignore[arg-type]
+    assert raised.value.code == "dispatcher.runtime_misconfigured"
+    with pytest.raises(RouteError):
+        Repository(config, audit=audit)  # type: ignore[arg-type]
+
+
+def test_well_formed_sink_collections_are_taken(config: Path, tmp_path: Path) -> None:
+    choices: list[list[Flaky | ChokesOnNames]] = [[], [Flaky(0)], [Flaky(0), ChokesOnNames()]]
+    for audit in choices:
+        for given in (audit, tuple(audit)):
+            repository = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=given)
+            assert repository.invoke(_request("echo")).exit_code == 0
+        for sink in audit:
+            assert [e.outcome for e in sink.events] == ["ok", "ok"]
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [None, "tools.interface.echo", {"caller": CALLER, "target": "tools.interface.echo"}, 3, b""],
+    ids=repr,
+)
+def test_a_call_with_a_malformed_request_leaves_one_record_and_its_own_error(
+    config: Path, tmp_path: Path, request_: object
+) -> None:
+    plain = Repository.open(config, ledger=str(tmp_path / "ledger"))
+    with pytest.raises((AttributeError, RouteError)) as unaudited:
+        plain.invoke(request_)  # type: ignore[arg-type]
+    sink = Flaky(0)
+    audited = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=(sink,))
+    with pytest.raises((AttributeError, RouteError)) as raised:
+        audited.invoke(request_)  # type: ignore[arg-type]
+    # The audit never replaces the error (nor raises one of its own while handling it).
+    assert type(raised.value) is type(unaudited.value)
+    assert raised.value.__context__ is None
+    (event,) = sink.events
+    assert event.outcome == refusal_outcome(raised.value)
+    assert (event.caller, event.interface, event.version, event.nested) == (None, None, None, False)
+
+
+@pytest.mark.parametrize("route", [None, "tools.interface.echo", 3, {"target": "x"}], ids=repr)
+@pytest.mark.parametrize("launch", ["run_captured", "run_streaming"])
+def test_a_launch_of_a_malformed_route_leaves_one_record_and_its_own_error(
+    config: Path, tmp_path: Path, route: object, launch: str
+) -> None:
+    sink = Flaky(0)
+    repository = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=(sink,))
+    run = repository.run_captured if launch == "run_captured" else repository.run_streaming
+    with pytest.raises((AttributeError, TypeError, RouteError)) as raised:
+        run(route, stdin=None)  # type: ignore[arg-type]
+    assert raised.value.__context__ is None  # the launch's own error, not the audit's
+    (event,) = sink.events
+    assert event.outcome == refusal_outcome(raised.value)
+    assert (event.caller, event.interface, event.version, event.security_level) == (
+        None,
+        None,
+        None,
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "recorded"),
+    [
+        (1, 1),
+        (2**53 - 1, 2**53 - 1),
+        (2**53, None),
+        (10**4000, None),
+        (-(10**300), None),
+        (0, None),
+    ],
+    ids=lambda v: str(v)[:12],
+)
+def test_a_requested_version_is_recorded_only_as_a_bounded_number(
+    config: Path, tmp_path: Path, version: int, recorded: int | None
+) -> None:
+    path = tmp_path / "audit.jsonl"
+    with JsonLinesAuditSink(path) as sink:
+        repository = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=(sink,))
+        with contextlib.suppress(RouteError):  # version 1 runs; any other is refused
+            repository.invoke(_request("echo", version=version))
+    (record,) = _records(path)
+    assert record["version"] == recorded
+    assert record["interface"] == "tools.interface.echo"  # the whole record, not a minimal one
+    assert len(path.read_bytes()) < 1024
+
+
+@pytest.mark.parametrize(
+    ("positionals", "options"),
+    [
+        ((3,), {}),  # the broker passes any JSON list through: its items are checked here
+        ((), {"--x": {"nested": "object"}}),
+        ((), {"x": "1", "--x": "2"}),  # two keys, one flag
+        (("a",) * 5000, {}),
+        ((SECRET, None), {}),
+    ],
+    ids=["int-positional", "object-option", "flag-twice", "too-many", "none-positional"],
+)
+def test_a_gateways_malformed_nested_call_leaves_one_refusal_record(
+    config: Path, tmp_path: Path, positionals: tuple[object, ...], options: dict[str, object]
+) -> None:
+    from boring_dispatch.process._broker import NestedCall
+    from boring_dispatch.repository.repository import _NestedCalls
+
+    path = tmp_path / "audit.jsonl"
+    with JsonLinesAuditSink(path) as sink:
+        repository = Repository.open(config, ledger=str(tmp_path / "ledger"), audit=(sink,))
+        route = repository.resolve_live(_request("echo"), trace_id=TRACE)  # no record: no launch
+        nested = _NestedCalls(repository, route, TRACE)
+        call = NestedCall("tools.interface.echo", 1, positionals, options)  # type: ignore[arg-type]
+        with pytest.raises(RouteError) as raised:
+            nested.invoke(call, None, ExecLimits())
+    (record,) = _records(path)
+    _well_formed(record)
+    assert record["outcome"] == raised.value.code == "dispatcher.invalid_request"
+    assert (record["nested"], record["caller"], record["trace_id"]) == (True, "tools", TRACE)
+    assert record["interface"] == "tools.interface.echo"
+    assert SECRET not in path.read_text(encoding="ascii")

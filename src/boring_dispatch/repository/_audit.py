@@ -30,13 +30,13 @@ from boring_dispatch.observe.repository_audit import (
     cut,
     minimal,
 )
+from boring_dispatch.records import Route, RouteRequest
 
 if TYPE_CHECKING:
     import os
     from collections.abc import Sequence
 
     from boring_dispatch.observe.audit import JsonLinesAuditSink
-    from boring_dispatch.records import Route, RouteRequest
 
 __all__ = [
     "RepositoryAudit",
@@ -52,6 +52,10 @@ _LOG: Final = logging.getLogger("boring_dispatch")
 _INTERNAL: Final = InternalFailure.code
 #: The outcome of a call ended by ``KeyboardInterrupt``/``SystemExit`` (not an ``Exception``).
 _INTERRUPTED: Final = "interrupted"
+#: What a malformed request (not a RouteRequest) is recorded as: no names, a host's.
+_NO_REQUEST: Final = RouteRequest(caller=None, target=None)  # type: ignore[arg-type]
+#: The largest version a record holds (the largest integer exact in every JSON reader).
+_MAX_VERSION: Final = 2**53 - 1
 # Streaming runs report a timeout as this exit status (process.launch.TIMEOUT_EXIT_CODE).
 _TIMEOUT_EXIT: Final = 124
 
@@ -67,6 +71,15 @@ class Stage:
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.clock) * 1000.0
+
+
+def _version(version: object) -> int | None:
+    """A version as a record keeps it: an exact ``int`` in 1..2**53 - 1, else None.
+
+    A requested pin is unbounded (the model's or a gateway's choice); a record
+    holds requested values only bounded, and as numbers every JSON reader keeps.
+    """
+    return version if type(version) is int and 1 <= version <= _MAX_VERSION else None
 
 
 def refusal_outcome(error: BaseException) -> str:
@@ -112,7 +125,28 @@ class RepositoryAudit:
     __slots__ = ("_failing", "_lock", "sinks")
 
     def __init__(self, sinks: Sequence[RepositoryAuditSink]) -> None:
+        """Take ``sinks``, each checked now: a malformed one would lose the first record.
+
+        Raises:
+            RuntimeMisconfigured: ``sinks`` is a string or not iterable, one
+                is not an object with a callable ``record`` (the message names
+                its type only), or one is given twice.
+        """
+        given: object = sinks  # typed as sinks, checked as anything
+        if isinstance(given, str | bytes) or not hasattr(given, "__iter__"):
+            raise RuntimeMisconfigured("audit: expected a sequence of sinks")
         self.sinks: Final = tuple(sinks)
+        for sink in self.sinks:
+            if (
+                isinstance(sink, type)
+                or not isinstance(sink, RepositoryAuditSink)
+                or not callable(sink.record)
+            ):
+                raise RuntimeMisconfigured(
+                    f"audit: a sink of type {shown(type(sink).__name__)} has no record(event)"
+                )
+        if len({id(sink) for sink in self.sinks}) != len(self.sinks):
+            raise RuntimeMisconfigured("audit: a sink is given twice (two records per call)")
         self._failing: set[int] = set()
         self._lock = threading.Lock()
 
@@ -141,17 +175,34 @@ class RepositoryAudit:
         trace_id: str | None,
     ) -> None:
         """Record a call that ended before its launch."""
+        self.answered(request, stage, refusal_outcome(error), trace_id=trace_id)
+
+    def answered(
+        self,
+        request: RouteRequest,
+        stage: Stage,
+        outcome: str,
+        *,
+        trace_id: str | None,
+        security_level: int | None = None,
+    ) -> None:
+        """Record a call that launched no gateway: refused, or answered by the dispatcher itself.
+
+        A ``request`` that is not a :class:`RouteRequest` is recorded without names.
+        """
+        known = request if isinstance(request, RouteRequest) else _NO_REQUEST
         self.emit(
             RepositoryAuditEvent(
                 time=stage.started,
-                caller=cut(request.caller),
-                nested=request.from_host is False,
-                interface=cut(request.target),
-                version=request.version if type(request.version) is int else None,
-                outcome=refusal_outcome(error),
+                caller=cut(known.caller),
+                nested=known.from_host is False,
+                interface=cut(known.target),
+                version=_version(known.version),
+                outcome=outcome,
                 exit_code=None,
                 duration_ms=stage.elapsed_ms(),
                 trace_id=cut(trace_id),
+                security_level=security_level,
             )
         )
 
@@ -165,19 +216,22 @@ class RepositoryAudit:
         nested: bool,
         trace_id: str | None,
     ) -> None:
-        """Record a call that reached its launch."""
+        """Record a call that reached its launch (a ``route`` that is not a Route: no names)."""
+        known = route if isinstance(route, Route) else None
+        level = None if known is None else known.security_level
+        version = None if known is None else known.interface_version
         self.emit(
             RepositoryAuditEvent(
                 time=stage.started,
-                caller=cut(route.caller_module_id),
+                caller=None if known is None else cut(known.caller_module_id),
                 nested=nested,
-                interface=cut(route.target),
-                version=route.interface_version,
+                interface=None if known is None else cut(known.target),
+                version=_version(version),
                 outcome=outcome,
                 exit_code=exit_code,
                 duration_ms=stage.elapsed_ms(),
                 trace_id=cut(trace_id),
-                security_level=route.security_level,
+                security_level=level if type(level) is int else None,
             )
         )
 

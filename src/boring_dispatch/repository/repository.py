@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 from boring_dispatch._static import final
+from boring_dispatch._value import replace
 from boring_dispatch.errors import RuntimeMisconfigured, SetupRefusal
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
 from boring_dispatch.repository.gate import SetupGate
@@ -64,11 +66,12 @@ class Repository:
         self.ledger: Final = ledger
         self._gate = setup_gate
         self._audit: RepositoryAudit | None = None
-        if audit:
+        if type(audit) is not tuple or audit:
             # Imported only with sinks: a dry run of the CLI never loads the audit modules.
             from boring_dispatch.repository._audit import RepositoryAudit
 
-            self._audit = RepositoryAudit(audit)
+            checked = RepositoryAudit(audit)  # refuses a malformed sink now, not at a call
+            self._audit = checked if checked.sinks else None
 
     def setup_gate(self) -> SetupGate:
         """The gate of live calls, built on first use (a dry run never builds it)."""
@@ -94,7 +97,8 @@ class Repository:
 
         Raises:
             RuntimeMisconfigured: the path is not absolute, not ``officina.toml``,
-                has a symlinked component, or the file is invalid (section 1.3).
+                has a symlinked component, or the file is invalid (section 1.3);
+                or ``audit`` is not a sequence of sinks with ``record(event)``.
         """
         if not str(config_path):
             raise RuntimeMisconfigured(
@@ -128,18 +132,42 @@ class Repository:
             SetupFlowRefused: a ``setup_flow_id`` the flow does not admit.
             SetupGraphInvalid, SetupUnavailable: the closure or the ledger fails (closed).
         """
+        resolve = lambda: resolve_route(self.config_path, request, gate=self.setup_gate())  # noqa: E731
+        return self.answer_live(request, resolve, trace_id=trace_id, record_ok=False)
+
+    def answer_live(
+        self,
+        request: RouteRequest,
+        answer: Callable[[], _R],
+        *,
+        trace_id: str | None = None,
+        security_level: int | None = None,
+        record_ok: bool = True,
+    ) -> _R:
+        """Run a live call the dispatcher answers itself (a setup manager route): one record.
+
+        ``answer`` is not run while an audit sink is failing; its refusal is
+        recorded by its code, its result as ``ok`` with no exit status (not
+        recorded with ``record_ok`` false: a first stage of a call recorded later).
+
+        Raises:
+            InternalFailure: an audit sink failed its last record (nothing is run).
+        """
         audit = self._audit
         if audit is None:
-            return resolve_route(self.config_path, request, gate=self.setup_gate())
+            return answer()
         from boring_dispatch.repository._audit import Stage
 
         stage = Stage()
         try:
             audit.admit()
-            return resolve_route(self.config_path, request, gate=self.setup_gate())
+            result = answer()
         except BaseException as error:
             audit.refused(request, stage, error, trace_id=trace_id)
             raise
+        if record_ok:
+            audit.answered(request, stage, "ok", trace_id=trace_id, security_level=security_level)
+        return result
 
     def dry_run(self, request: RouteRequest) -> dict[str, object]:
         """Authorize and compile without launching and without reading stdin."""
@@ -293,13 +321,18 @@ class _NestedCalls:
             caller=route.target_module_id,
             target=call.interface,
             version=call.version,
-            argv=projection_argv(call.positionals, call.options),
             sends_stdin=stdin is not None,
             from_host=False,
             # No level means nothing is known of the route: the lowest ceiling (fail closed).
             max_level=_LOWEST_LEVEL if route.security_level is None else route.security_level,
             setup_flow_id=route.setup_flow_id,
         )
+        # Refused arguments are this nested call's refusal: recorded like any other.
+        answer = partial(projection_argv, call.positionals, call.options)
+        argv = self._repository.answer_live(
+            request, answer, trace_id=self._trace_id, record_ok=False
+        )
+        request = replace(request, argv=argv)
         try:
             return self._repository.invoke(
                 request, stdin=stdin, limits=limits, trace_id=self._trace_id

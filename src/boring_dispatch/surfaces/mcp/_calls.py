@@ -157,9 +157,7 @@ class RepositoryCalls:
             request = projection.request
             if is_manager_call(request):
                 traced = None if projection.dry_run else traced
-                return manager_outcome(
-                    self._repository, request, arguments, tier=tier, dry_run=projection.dry_run
-                )
+                return manager_outcome(self._repository, projection, arguments, tier, trace_id)
             if projection.dry_run:
                 traced = None
                 route = self._repository.resolve(projection.request)

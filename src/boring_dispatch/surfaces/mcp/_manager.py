@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import partial
 from typing import Final
 
 from boring_dispatch.errors import (
@@ -23,6 +24,7 @@ from boring_dispatch.repository.gate import MANAGER_MODULE
 from boring_dispatch.repository.load.config import load_config
 from boring_dispatch.repository.load.exports import require_host_caller
 from boring_dispatch.repository.load.lookup import ModuleLoader
+from boring_dispatch.repository.projection import Projection
 from boring_dispatch.repository.repository import Repository
 from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
@@ -42,6 +44,21 @@ def is_manager_call(request: RouteRequest) -> bool:
 
 
 def manager_outcome(
+    repository: Repository, projection: Projection, raw: object, tier: int, trace_id: str | None
+) -> ToolOutcome:
+    """Run (or, dry, describe) one manager route; refusals raise ``RouteError``.
+
+    A live route is a repository call: it leaves one audit record (refusals
+    included) and does not run while an audit sink is failing.
+    """
+    request, dry_run = projection.request, projection.dry_run
+    answer = partial(_outcome, repository, request, raw, tier=tier, dry_run=dry_run)
+    if dry_run:
+        return answer()
+    return repository.answer_live(request, answer, trace_id=trace_id, security_level=_LEVEL)
+
+
+def _outcome(
     repository: Repository,
     request: RouteRequest,
     raw: object,
@@ -49,7 +66,6 @@ def manager_outcome(
     tier: int,
     dry_run: bool,
 ) -> ToolOutcome:
-    """Run (or, dry, describe) one manager route; refusals raise ``RouteError``."""
     from boring_dispatch.setup.manager.routes import SetupManager
 
     route = request.target[len(MANAGER_PREFIX) :]
