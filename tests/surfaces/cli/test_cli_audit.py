@@ -6,6 +6,7 @@ secret-looking value in the argv and on stdin never reaches the audit file.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -114,3 +115,60 @@ def test_mcp_audit_applies_to_a_repository_only(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "--audit records a repository (--config) only" in done.stderr
+
+
+def _line(interface: str, *argv: str) -> str:
+    call = {"caller": CALLER, "interface": interface, "version": None, "argv": list(argv)}
+    return json.dumps(call)
+
+
+def test_a_live_replay_appends_one_record_per_line_that_reaches_the_repository(
+    config: Path, tmp_path: Path
+) -> None:
+    audit, trace = tmp_path / "audit.jsonl", tmp_path / "trace.jsonl"
+    lines = [
+        _line("tools.interface.echo", SECRET),
+        _line("tools.interface.fail", SECRET),
+        _line("tools.interface.nope", SECRET),
+    ]
+    trace.write_text("\n".join(lines) + "\n")
+    done = _dispatcher(
+        tmp_path, "replay", "--config", str(config), "--audit", str(audit), str(trace)
+    )
+    assert done.returncode == 0, done.stderr
+    found = read_records(audit)
+    assert found.skipped == ()
+    outcomes = [(r["interface"], r["outcome"]) for _, r in found.records]
+    assert outcomes == [
+        ("tools.interface.echo", "ok"),
+        ("tools.interface.fail", "exit_nonzero"),
+        ("tools.interface.nope", "dispatcher.interface_not_found"),
+    ]
+    assert SECRET not in audit.read_text(encoding="ascii")
+
+
+def test_a_dry_replay_writes_no_record_and_opens_no_file(config: Path, tmp_path: Path) -> None:
+    audit, trace = tmp_path / "audit.jsonl", tmp_path / "trace.jsonl"
+    trace.write_text(_line("tools.interface.echo", SECRET) + "\n")
+    options = ("replay", "--config", str(config), "--dry-run", "--audit", str(audit))
+    done = _dispatcher(tmp_path, *options, str(trace))
+    assert done.returncode == 0, done.stderr
+    assert not audit.exists()
+
+
+@pytest.mark.parametrize("command", ["replay", "names", "describe"])
+def test_audit_is_refused_where_nothing_of_a_repository_launches(
+    tmp_path: Path, command: str
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("")
+    spec = "examples.support_and_billing:REGISTRY"
+    last = {"replay": str(trace), "names": None, "describe": "x"}[command]
+    args = ["--registry", spec, "--audit", str(tmp_path / "a.jsonl")]
+    done = _dispatcher(tmp_path, command, *args, *([last] if last else []))
+    assert done.returncode != 0
+    if command == "replay":
+        assert "--audit records a repository (--config) only" in done.stderr
+    else:  # not an option of these subcommands at all
+        assert "unrecognized arguments: --audit" in done.stderr
+    assert not (tmp_path / "a.jsonl").exists()

@@ -119,3 +119,36 @@ def test_the_setup_command_walks_a_flow(setting: tuple[Path, dict[str, str]]) ->
     )
     assert bad.returncode == 2
     assert json.loads(bad.stderr)["code"] == "dispatcher.setup_flow_refused"
+
+
+def test_each_setup_route_run_leaves_one_audit_record_without_its_options(
+    setting: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    from boring_dispatch.observe.audit import read_records
+
+    config, env = setting
+    audit = tmp_path / "audit.jsonl"
+    common = ["--config", str(config), "--caller", CALLER, "--audit", str(audit)]
+    secret = "app.interface.read-CANARY-77e1"
+    ran = [
+        _run("setup", "status", *common, "--interface", "app.interface.read", env=env),
+        _run("setup", "status", *common, "--interface", secret, env=env),
+        _run("setup", "begin", *common, "--setup", secret, env=env),
+    ]
+    assert ran[0].returncode == 0, ran[0].stderr
+    assert [done.returncode for done in ran[1:]] == [2, 2]
+    found = read_records(audit)
+    assert found.skipped == ()
+    records = [record for _, record in found.records]
+    assert [record["interface"] for record in records] == [
+        "setup-interface-manager._rtx.interface.status",
+        "setup-interface-manager._rtx.interface.status",
+        "setup-interface-manager._rtx.interface.begin",
+    ]
+    assert records[0]["outcome"] == "ok"
+    assert all(str(r["outcome"]).startswith("dispatcher.") for r in records[1:])
+    assert {(r["caller"], r["nested"]) for r in records} == {(CALLER, False)}
+    # As over MCP: a route that ran has level 2; a refusal is recorded before any level.
+    assert [r["security_level"] for r in records] == [2, None, None]
+    assert len({r["trace_id"] for r in records}) == 3
+    assert "CANARY" not in audit.read_text(encoding="ascii")

@@ -21,6 +21,7 @@ from boring_dispatch.surfaces.cli._common import report_error
 
 if TYPE_CHECKING:
     from boring_dispatch._files import FileRefused
+    from boring_dispatch.observe.audit import JsonLinesAuditSink
     from boring_dispatch.surfaces._backend import Backend
 
 __all__ = ["run"]
@@ -74,6 +75,11 @@ def _parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--dry-run", action="store_true", help="repository: do not launch")
         parser.add_argument("--fixtures", metavar="FILE", help="replay against a fixture world")
         parser.add_argument("--allow-missing-fixtures", action="store_true")
+        parser.add_argument(
+            "--audit",
+            metavar="PATH",
+            help="repository: one JSON-lines audit record per live call (not with --dry-run)",
+        )
         parser.add_argument("trace", metavar="TRACE.jsonl")
     elif command == "describe":
         parser.description = "Print what an assistant needs to call one interface."
@@ -128,7 +134,10 @@ def _parser(command: str) -> argparse.ArgumentParser:
 
 def _backend(options: argparse.Namespace) -> Backend:
     """The table the options name, as a backend: the one place that tells the two apart."""
+    audit = vars(options).get("audit")  # replay only: what a live replay launches
     if options.registry:
+        if audit is not None:
+            raise RegistryInvalid("--audit records a repository (--config) only")
         from boring_dispatch.registry.spec import load_registry
         from boring_dispatch.surfaces._table_backend import TableBackend
 
@@ -136,7 +145,12 @@ def _backend(options: argparse.Namespace) -> Backend:
     from boring_dispatch.repository.repository import Repository
     from boring_dispatch.surfaces._repository_backend import RepositoryBackend
 
-    return RepositoryBackend(Repository.open(options.config))
+    sinks: tuple[JsonLinesAuditSink, ...] = ()
+    if audit is not None and not options.dry_run:  # a dry run is never recorded: no file
+        from boring_dispatch.repository._audit import open_audit_file
+
+        sinks = (open_audit_file(audit),)  # closed when the process ends (one write per record)
+    return RepositoryBackend(Repository.open(options.config, audit=sinks))
 
 
 def _names(options: argparse.Namespace) -> int:

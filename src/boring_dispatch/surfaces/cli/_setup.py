@@ -14,11 +14,20 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from boring_dispatch.errors import DispatchError
 from boring_dispatch.surfaces.cli._common import report_error
 
+if TYPE_CHECKING:
+    from boring_dispatch.observe.audit import JsonLinesAuditSink
+    from boring_dispatch.repository.repository import Repository
+    from boring_dispatch.setup.manager.routes import SetupManager
+
 __all__ = ["run"]
+
+#: Every route of the manager is security level 2 (as over MCP, ``invoke_security_2``).
+_MANAGER_LEVEL = 2
 
 #: flag -> option name of the manager.
 _OPTIONS = {
@@ -46,6 +55,9 @@ def run(argv: Sequence[str]) -> int:
     parser.add_argument("--caller", default="", help="the top-level skill continuations act for")
     parser.add_argument("--error-format", choices=("text", "json"), default="text")
     parser.add_argument("--cascade", action="store_true", help="teardown: dependents too")
+    parser.add_argument(
+        "--audit", metavar="PATH", help="append the route's JSON-lines audit record"
+    )
     for flag in _OPTIONS:
         parser.add_argument(f"--{flag}")
     options = parser.parse_args(list(argv))
@@ -53,7 +65,13 @@ def run(argv: Sequence[str]) -> int:
         from boring_dispatch.repository.repository import Repository
         from boring_dispatch.setup.manager.routes import SetupManager
 
-        manager = SetupManager(Repository.open(options.config, ledger=options.ledger))
+        sinks: tuple[JsonLinesAuditSink, ...] = ()
+        if options.audit is not None:
+            from boring_dispatch.repository._audit import open_audit_file
+
+            sinks = (open_audit_file(options.audit),)  # closed when the process ends
+        repository = Repository.open(options.config, ledger=options.ledger, audit=sinks)
+        manager = SetupManager(repository)
         parsed = vars(options)  # the fixed flags of _OPTIONS only
         given: dict[str, object] = {
             name: parsed[flag] if flag != "version" else int(parsed[flag])
@@ -62,7 +80,7 @@ def run(argv: Sequence[str]) -> int:
         }
         if options.cascade:
             given["cascade"] = True
-        result = manager.call(options.route, options.caller, given)
+        result = _audited(repository, manager, options.route, options.caller, given)
     except DispatchError as error:
         report_error(error, options.error_format, sys.stderr)
         return error.exit_code
@@ -70,3 +88,24 @@ def run(argv: Sequence[str]) -> int:
         parser.error("--version must be an integer")
     sys.stdout.write(json.dumps(result, indent=2, sort_keys=True) + "\n")
     return 0
+
+
+def _audited(
+    repository: Repository,
+    manager: SetupManager,
+    route: str,
+    caller: str,
+    given: dict[str, object],
+) -> dict[str, object]:
+    """Run the route as one live repository call: one audit record (its options never in it)."""
+    from functools import partial
+
+    from boring_dispatch.observe.trace import new_trace_id
+    from boring_dispatch.records import RouteRequest
+    from boring_dispatch.repository.gate import MANAGER_MODULE
+
+    request = RouteRequest(caller=caller, target=f"{MANAGER_MODULE}.interface.{route}")
+    answer = partial(manager.call, route, caller, given)
+    return repository.answer_live(
+        request, answer, trace_id=new_trace_id(), security_level=_MANAGER_LEVEL
+    )
