@@ -315,7 +315,8 @@ def _stderr(text: str, repo: Repo) -> tuple[str, list[str]]:
         else:
             skipping = False
         kept.append(line)
-    head, *ignored = re.split(r"(?m)^(?=Exception ignored in)", "".join(kept))
+    # Also mid-line: a report follows whatever the call left on stderr without a newline.
+    head, *ignored = re.split(r"(?=Exception ignored in)", "".join(kept))
     return re.sub(r"0x[0-9a-f]+", "0x?", head), sorted(
         re.sub(r"0x[0-9a-f]+", "0x?", block) for block in ignored
     )
@@ -383,6 +384,9 @@ FOUND: list[tuple[list[str], str]] = [
         ["atexit-file", "atexit-print", "atexit-raises", "stdout-replaced-unflushed"],
         "stdout-closed-raises",
     ),
+    # Two finalizers of garbage cycles after stderr text without a newline: compared
+    # as a set (see _stderr), the first report included.
+    (["del-open", "generator", "stderr-partial"], "return-none"),
 ]
 
 
