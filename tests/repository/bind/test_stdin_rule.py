@@ -99,3 +99,43 @@ def test_no_binding_or_a_binding_that_is_not_a_mapping_takes_no_stdin() -> None:
         assert stdin_rule(interface) == "refused"
         assert not _binds(interface, [], stdin=True)
     assert stdin_rule({}) == "refused"
+
+
+_HEADER_DEFECTS: tuple[tuple[str, object], ...] = (
+    ("kind", None),  # None: the key is removed
+    ("kind", "python"),
+    ("kind", "Process"),
+    ("kind", 1),
+    ("entry", None),
+    ("entry", ""),
+    ("entry", 3),
+    ("args_prefix", "python"),
+    ("args_prefix", [""]),
+    ("args_prefix", [1]),
+    ("args_prefix", ["a\x00b"]),
+    ("args_prefix", ["\ud800"]),
+    ("unknown_key", "x"),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    case=st.one_of(pattern_interfaces(), argument_interfaces()),
+    defect=st.sampled_from(_HEADER_DEFECTS),
+)
+def test_a_binding_the_stage_refuses_in_its_header_takes_no_stdin(
+    case: tuple[dict[str, object], list[list[str]]], defect: tuple[str, object]
+) -> None:
+    """A wrong kind, an unknown key, a bad entry or args_prefix: refused by every call."""
+    interface, argvs = case
+    binding = dict(interface["process_binding"])  # type: ignore[call-overload]
+    key, value = defect
+    if value is None:
+        binding.pop(key, None)
+    else:
+        binding[key] = value
+    damaged = {**interface, "process_binding": binding}
+    for argv in argvs:
+        assert not _binds(damaged, argv, stdin=True)
+        assert not _binds(damaged, argv, stdin=False)
+    assert stdin_rule(damaged) == "refused"

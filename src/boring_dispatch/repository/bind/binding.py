@@ -112,15 +112,7 @@ def _compile(interface: object, argv: object, stdin: object) -> CompiledBinding:
         raise BindingRefused("stdin must be a boolean", reason="argv_malformed")
     if not isinstance(interface, Mapping):
         raise BindingRefused("interface must be a mapping", reason="binding_malformed")
-    binding = interface.get("process_binding")
-    if not isinstance(binding, Mapping) or binding.get("kind") != "process":
-        raise BindingRefused("interface is not process-bindable", reason="not_bindable")
-    if any(key not in _BINDING_KEYS for key in binding):
-        raise BindingRefused("process binding has an unknown key", reason="binding_malformed")
-    entry = binding.get("entry")
-    if not isinstance(entry, str) or not entry:
-        raise BindingRefused("entry must be a non-empty string", reason="binding_malformed")
-    prefix = string_list(binding.get("args_prefix", []), "args_prefix")
+    binding, entry, prefix = _checked_header(interface)
     if "patterns" in binding:
         _refuse_secret_flags(interface, caller_argv)  # first: its message is the useful one
         pattern = match_patterns(binding, caller_argv, stdin)
@@ -133,6 +125,26 @@ def _compile(interface: object, argv: object, stdin: object) -> CompiledBinding:
         tokens, decision = compile_arguments(binding, interface, caller_argv, stdin)
     command = _checked_argv([*prefix, *tokens], "compiled command", "command_malformed")
     return CompiledBinding(command=command, pattern=pattern, takes_stdin=decision, entry=entry)
+
+
+def _checked_header(
+    interface: Mapping[str, object],
+) -> tuple[Mapping[str, object], str, tuple[str, ...]]:
+    """The process binding, its entry and its ``args_prefix``, checked before either mode.
+
+    Raises:
+        BindingRefused: not process-bindable, an unknown key, no entry, a
+            malformed ``args_prefix``.
+    """
+    binding = interface.get("process_binding")
+    if not isinstance(binding, Mapping) or binding.get("kind") != "process":
+        raise BindingRefused("interface is not process-bindable", reason="not_bindable")
+    if any(key not in _BINDING_KEYS for key in binding):
+        raise BindingRefused("process binding has an unknown key", reason="binding_malformed")
+    entry = binding.get("entry")
+    if not isinstance(entry, str) or not entry:
+        raise BindingRefused("entry must be a non-empty string", reason="binding_malformed")
+    return binding, entry, string_list(binding.get("args_prefix", []), "args_prefix")
 
 
 def _refuse_secret_flags(interface: Mapping[str, object], argv: tuple[str, ...]) -> None:
@@ -201,12 +213,13 @@ def stdin_rule(interface: Mapping[str, object]) -> str:
     has ``patterns`` (stdin when some pattern allows it), else argument mode
     (stdin when an argument is bound to it, required when the contract
     requires that argument). A binding the stage would refuse as malformed
-    takes no stdin.
+    (not process-bindable, an unknown key, no entry, a bad ``args_prefix``,
+    malformed patterns or layout) takes no stdin.
     """
-    binding = interface.get("process_binding")
-    if not isinstance(binding, Mapping):
-        return "refused"
     try:
+        binding, _, prefix = _checked_header(interface)
+        # Every command starts with the prefix: one the stage refuses refuses every call.
+        _checked_argv(prefix, "compiled command", "command_malformed")
         if "patterns" in binding:
             return "accepted" if patterns_take_stdin(binding) else "refused"
         from boring_dispatch.repository.bind._layout import check_layout

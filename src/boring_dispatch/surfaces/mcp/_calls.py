@@ -307,7 +307,8 @@ class TableCalls:
         """
         try:
             context = None if self._context is None else self._context()
-        except Exception as error:  # noqa: BLE001 - the operator's function failed: no call
+        except BaseException as error:  # noqa: BLE001 - a worker thread: never a signal
+            # The operator's function failed (sys.exit() too, as a handler's would): no call.
             correlation_id = _log_internal_error(error)
             observation = Observation.failure(
                 "internal_error", "internal error", correlation_id=correlation_id
