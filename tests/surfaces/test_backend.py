@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from boring_dispatch._quote import shown
 from boring_dispatch.errors import DispatchError, RouteError, UnknownTool
 from boring_dispatch.registry.replay import replay_lines
 from boring_dispatch.repository.offline.describe import describe, render_description
@@ -160,6 +161,18 @@ def test_describe_knows_exactly_the_allowlist_and_refuses_the_rest_with_a_code(
         with pytest.raises(expected):
             backend.describe(name)
         assert name not in backend.names()
+
+
+@given(name=st.text(min_size=121, max_size=5000).filter(lambda n: n not in KNOWN["table"]))
+@settings(max_examples=30, deadline=None)
+def test_an_unknown_name_is_quoted_in_the_message_cut_like_every_untrusted_value(
+    name: str,
+) -> None:
+    with pytest.raises(UnknownTool) as refused:
+        _backend("table").describe(name)
+    message = str(refused.value)
+    assert message == f"no tool named {shown(name)}"
+    assert len(message) <= len("no tool named ...") + 2 + 120 * 10  # 120 characters, escaped
 
 
 #: Recorded lines per kind: calls that succeed, an unknown name, a malformed line,

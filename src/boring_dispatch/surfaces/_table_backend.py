@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from boring_dispatch._quote import shown
 from boring_dispatch.surfaces._backend import Confirm, Replayed, ToolListing
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ class TableBackend:
         if not chosen:
             from boring_dispatch.errors import UnknownTool
 
-            raise UnknownTool(f"no tool named {name!r}")
+            raise UnknownTool(f"no tool named {shown(name)}")
         return json.dumps(chosen[0], indent=2, sort_keys=True) + "\n"
 
     def replay(self, lines: Sequence[str], *, dry_run: bool = False) -> Iterator[Replayed]:
