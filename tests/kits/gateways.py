@@ -191,6 +191,20 @@ def process_gone(pid: int) -> bool:
     return False
 
 
+def written(path: Path) -> bool:
+    """The file exists and is not empty: its writer's one ``write`` has landed.
+
+    ``exists()`` alone is true between the writer's ``open`` and its
+    ``write``; a test that then reads the file gets nothing. (Gateways here run
+    as root with test-chosen paths, ``/dev/null`` among them: they write in
+    place, never rename over the path.)
+    """
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
 def process_running(pid: int) -> bool:
     """The pid exists and is not a zombie."""
     try:

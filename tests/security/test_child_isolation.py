@@ -288,8 +288,9 @@ def test_e4_a_nested_call_in_its_own_group_ends_with_the_outer_call(
         class Echo(ArgvInterface):
             def run(self, argv):
                 child = subprocess.Popen(["sleep", "120"])
-                with open({str(pids)!r}, "w") as handle:
+                with open({str(pids)!r} + ".tmp", "w") as handle:
                     handle.write(f"{{os.getpid()}} {{child.pid}} {{os.getpgid(0)}}")
+                os.rename({str(pids)!r} + ".tmp", {str(pids)!r})
                 time.sleep(120)
         """,
     )

@@ -49,7 +49,10 @@ _COUNTING_SLEEP: Final = textwrap.dedent(
             directory, hold = Path(argv[0]), float(argv[1])
             (directory / f"{os.getpid()}.pid").write_text(str(os.getppid()))
             running = sum(1 for p in directory.glob("*.pid") if _running(int(p.stem)))
-            (directory / f"{os.getpid()}.seen").write_text(str(running))
+            # Whole or absent: a cancel may kill the gateway mid-write.
+            partial = directory / f"{os.getpid()}.seen-partial"
+            partial.write_text(str(running))
+            partial.replace(directory / f"{os.getpid()}.seen")
             deadline = time.monotonic() + hold
             while time.monotonic() < deadline and not (directory / "release").exists():
                 time.sleep(0.01)

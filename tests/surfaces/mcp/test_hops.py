@@ -22,7 +22,7 @@ from boring_dispatch.repository.repository import Repository
 from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
 from boring_dispatch.surfaces.mcp._hops import repository_call
 from boring_dispatch.surfaces.mcp._results import ToolOutcome
-from kits.gateways import process_running, wait_until
+from kits.gateways import process_running, wait_until, written
 from kits.mcp import projection, write_tools_repository
 
 #: One call of each kind: launched (ok, failing, raising, with stdin), refused
@@ -176,7 +176,7 @@ def test_a_cancel_in_the_single_hop_ends_the_gateway_before_the_slot_is_free(
                     await repository_call(calls, slots, "invoke_security_0", arguments, _TRACE)
 
                 group.start_soon(one)
-                started = await anyio.to_thread.run_sync(wait_until, marker.exists)
+                started = await anyio.to_thread.run_sync(wait_until, lambda: written(marker))
                 assert started
                 seen["pid"] = int(marker.read_text().split()[0])
                 seen["held"] = slots.borrowed_tokens

@@ -29,7 +29,7 @@ from boring_dispatch.registry.spec import load_registry
 from boring_dispatch.repository.repository import Repository
 from boring_dispatch.surfaces.mcp._stdin import BoundedLineReader, Oversized
 from boring_dispatch.surfaces.mcp._tools import INPUT_SCHEMA, OUTPUT_SCHEMA
-from kits.gateways import process_running, wait_until
+from kits.gateways import process_running, wait_until, written
 from kits.mcp import CALLER, McpServer, projection, read_spans, write_tools_repository
 
 REPO_ROOT: Final = Path(__file__).resolve().parents[3]
@@ -569,6 +569,7 @@ def test_a_cancelled_call_ends_its_gateway_and_the_server_keeps_serving(
         "invoke_security_0", projection("sleep", positionals=[str(pid_file)]), timeout_s=1.0
     )
     assert error is not None
+    assert wait_until(lambda: written(pid_file))
     gateway = int(pid_file.read_text().split()[0])
     assert wait_until(lambda: not process_running(gateway))
     assert server.call("invoke_security_0", projection("streams-human"))["isError"] is False
@@ -617,7 +618,7 @@ def test_ending_the_session_mid_call_leaves_no_gateway_behind(
     )
     outer_file, inner_file = Path(f"{base}.outer"), Path(f"{base}.inner")
     try:
-        assert wait_until(lambda: outer_file.is_file() and inner_file.is_file(), timeout_s=30.0)
+        assert wait_until(lambda: written(outer_file) and written(inner_file), timeout_s=30.0)
         outer, mcp_server = _pids(outer_file)
         inner, _ = _pids(inner_file)
         assert all(process_running(pid) for pid in (outer, inner, mcp_server))
