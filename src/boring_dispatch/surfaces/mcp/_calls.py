@@ -278,10 +278,6 @@ class TableCalls:
         self._registry = registry
         self._context = context
 
-    def tool_schemas(self) -> list[dict[str, object]]:
-        """The table's tools with their own schemas and descriptions (``tool_schemas("mcp")``)."""
-        return self._registry.tool_schemas("mcp")
-
     def needs_confirmation(self, name: str) -> bool:
         """Whether ``name`` is an enabled tool built with ``confirm=True``."""
         tool = self._registry.tools.get(name)
