@@ -15,7 +15,7 @@ minimal record instead (no arguments, result or message); it never changes
 the observation of the call it records. Audit is written after the call, so it
 records what happened. A sink that fails even the minimal record is logged as
 an ERROR and stops the table: no handler runs until that sink records again
-(see :class:`boring_dispatch.registry.pipeline.AuditHealth`).
+(see :class:`AuditHealth`, which a blueprint repository's sinks share).
 
 Both files are opened by the one safe appender of :mod:`boring_dispatch._files`
 (no symlink, no FIFO, a regular file of ours; group/world write bits removed)
@@ -28,13 +28,15 @@ can leave a torn line; the next record starts on a fresh line, and
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Final, Protocol, Self, final, runtime_checkable
+from typing import Final, Protocol, Self, TypeVar, final, runtime_checkable
 
 from boring_dispatch._files import (
     MAX_TRACE_BYTES,
@@ -45,12 +47,14 @@ from boring_dispatch._files import (
     split_lines,
 )
 from boring_dispatch.observation import Observation
+from boring_dispatch.observe._logtext import log_text
 from boring_dispatch.observe.repository_audit import RepositoryAuditEvent, repository_line
 
 __all__ = [
     "MAX_RECORD_BYTES",
     "AppendFile",
     "AuditEvent",
+    "AuditHealth",
     "AuditSink",
     "FileRefused",
     "JsonLinesAuditSink",
@@ -100,6 +104,71 @@ class AuditSink(Protocol):
 
     def record(self, event: AuditEvent) -> None:
         """Write ``event`` down (or keep it). Should not raise; if it does, it is logged."""
+
+
+_LOG: Final = logging.getLogger("boring_dispatch")
+_E = TypeVar("_E")
+_E_contra = TypeVar("_E_contra", contravariant=True)
+
+
+class _Recorder(Protocol[_E_contra]):
+    def record(self, event: _E_contra, /) -> None: ...
+
+
+@final
+class AuditHealth:
+    """The sinks of one table whose last record failed (ids), and how a record is offered.
+
+    Both kinds of table use it: a Python table (shared by its restricted
+    copies) and a blueprint repository. While it is not empty the table runs
+    nothing: the call is refused as an internal error and its record is
+    offered to every sink, which is how a recovered sink is noticed.
+    """
+
+    __slots__ = ("failing",)
+
+    def __init__(self) -> None:
+        self.failing: set[int] = set()
+
+    def failing_names(self, sinks: Sequence[object]) -> str:
+        """The type names of the failing sinks, for a log line (never their contents)."""
+        return ", ".join(sorted({type(s).__name__ for s in sinks if id(s) in self.failing}))
+
+    def offer(
+        self,
+        sink: _Recorder[_E],
+        event: _E,
+        minimal: Callable[[_E], _E],
+        lost: Callable[[], str],
+    ) -> None:
+        """Give ``sink`` the event; if it fails, ``minimal(event)``; if that fails, say so loudly.
+
+        A sink never changes the outcome of the call it records: its failure is
+        logged by the exception's type only. A sink that could not record even
+        the minimal event is marked failing; ``lost()`` names the lost record
+        (and what stops) in the ERROR line. A record that succeeds clears the mark.
+        """
+        name = log_text(type(sink).__name__)
+        try:
+            sink.record(event)
+        except Exception as error:  # noqa: BLE001 - a sink never changes the outcome
+            _LOG.warning("audit sink %s failed: %s", name, log_text(type(error).__name__))
+        else:
+            self.failing.discard(id(sink))
+            return
+        try:
+            sink.record(minimal(event))
+        except Exception as error:  # noqa: BLE001 - reported below, never raised
+            self.failing.add(id(sink))
+            _LOG.error(
+                "audit record lost: sink %s failed again (%s) on the minimal record of %s",
+                name,
+                log_text(type(error).__name__),
+                lost(),
+            )
+        else:
+            self.failing.discard(id(sink))
+            _LOG.warning("audit sink %s: wrote a minimal record instead", name)
 
 
 class AppendFile:

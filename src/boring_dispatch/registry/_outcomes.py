@@ -100,14 +100,13 @@ def internal_error(
 def audit_unavailable(table: Table, name: str) -> Observation:
     """Refuse a call (handler not run) while an audit sink has failed its last record."""
     correlation_id = new_correlation_id()
-    failing = sorted({type(s).__name__ for s in table.sinks if id(s) in table.audit.failing})
     _LOG.error(
         "internal_error surface=%s tool=%s correlation_id=%s "
         "call refused before the handler: audit sink %s failed its last record",
         log_text(table.surface),
         log_text(name),
         correlation_id,
-        log_text(", ".join(failing)),
+        log_text(table.audit.failing_names(table.sinks)),
     )
     return Observation.failure("internal_error", "internal error", correlation_id=correlation_id)
 

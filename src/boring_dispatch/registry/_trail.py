@@ -1,7 +1,8 @@
 """What the table's audit sinks are told about a call, and how a failing sink is handled.
 
 A sink that raises gets a minimal record instead; one that fails that too is
-logged as an ERROR and stops the table (see :class:`.records.AuditHealth`).
+logged as an ERROR and stops the table (see
+:class:`boring_dispatch.observe.audit.AuditHealth`).
 """
 
 from __future__ import annotations
@@ -78,41 +79,18 @@ def emit(table: Table, trail: Trail, observation: Observation) -> None:
 
 
 def _record(table: Table, sink: AuditSink, event: AuditEvent) -> None:
-    """Give ``sink`` the event; if it fails, a minimal record; if that fails, say so loudly.
+    """Offer ``sink`` the event: no handler of the table runs while it cannot record."""
 
-    A sink never changes the observation of the call it records. A sink that
-    could not record even the minimal event is marked failing: the table then
-    calls no handler until the sink records again (see :class:`AuditHealth`).
-    """
-    try:
-        sink.record(event)
-    except Exception as error:  # noqa: BLE001 - a sink never changes the outcome
-        _LOG.warning(
-            "audit sink %s failed: %s",
-            log_text(type(sink).__name__),
-            log_text(type(error).__name__),
+    def lost() -> str:
+        error = event.observation.error
+        return (
+            f"surface={log_text(event.surface)} tool={log_text(shown(event.tool, 64))} "
+            f"outcome={event.outcome} "
+            f"correlation_id={error.correlation_id if error else None}; "
+            "no handler of this table runs until the sink records again"
         )
-    else:
-        table.audit.failing.discard(id(sink))
-        return
-    try:
-        sink.record(_minimal(event))
-    except Exception as error:  # noqa: BLE001 - reported below, never raised
-        table.audit.failing.add(id(sink))
-        _LOG.error(
-            "audit record lost: sink %s failed again (%s) on the minimal record of "
-            "surface=%s tool=%s outcome=%s correlation_id=%s; "
-            "no handler of this table runs until the sink records again",
-            log_text(type(sink).__name__),
-            log_text(type(error).__name__),
-            log_text(event.surface),
-            log_text(shown(event.tool, 64)),
-            event.outcome,
-            event.observation.error.correlation_id if event.observation.error else None,
-        )
-    else:
-        table.audit.failing.discard(id(sink))
-        _LOG.warning("audit sink %s: wrote a minimal record instead", log_text(type(sink).__name__))
+
+    table.audit.offer(sink, event, _minimal, lost)
 
 
 def _minimal(event: AuditEvent) -> AuditEvent:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, final
 
-from boring_dispatch.observe.audit import AuditSink
+from boring_dispatch.observe.audit import AuditHealth, AuditSink
 
 if TYPE_CHECKING:
     from boring_dispatch.registry.schema import ArgumentSchema
@@ -55,21 +55,6 @@ class Entry:
     confirm: bool = False
     #: The handler is a fixture world's answer: its ``NoFixture`` is the observation ``no_fixture``.
     fixture: bool = False
-
-
-@final
-class AuditHealth:
-    """The sinks of one table whose last record failed (ids); shared by its restricted copies.
-
-    While it is not empty, no handler of the table is called: the call is
-    refused as ``internal_error`` and its record is offered to every sink,
-    which is how a recovered sink is noticed.
-    """
-
-    __slots__ = ("failing",)
-
-    def __init__(self) -> None:
-        self.failing: set[int] = set()
 
 
 @final

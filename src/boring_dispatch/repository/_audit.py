@@ -17,7 +17,6 @@ to every sink, which is how a recovered sink is noticed.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from typing import TYPE_CHECKING, Final
 
@@ -122,7 +121,7 @@ def streaming_outcome(code: int, elapsed_s: float, timeout_s: float) -> tuple[st
 class RepositoryAudit:
     """The sinks of one repository and the ids of those whose last record failed."""
 
-    __slots__ = ("_failing", "_lock", "sinks")
+    __slots__ = ("_health", "sinks")
 
     def __init__(self, sinks: Sequence[RepositoryAuditSink]) -> None:
         """Take ``sinks``, each checked now: a malformed one would lose the first record.
@@ -147,8 +146,9 @@ class RepositoryAudit:
                 )
         if len({id(sink) for sink in self.sinks}) != len(self.sinks):
             raise RuntimeMisconfigured("audit: a sink is given twice (two records per call)")
-        self._failing: set[int] = set()
-        self._lock = threading.Lock()
+        from boring_dispatch.observe.audit import AuditHealth
+
+        self._health = AuditHealth()
 
     def admit(self) -> None:
         """Refuse the call while a sink has failed its last record (fail closed).
@@ -156,13 +156,11 @@ class RepositoryAudit:
         Raises:
             InternalFailure: ``dispatcher.internal_error``; the message names no sink.
         """
-        with self._lock:
-            failing = sorted({type(s).__name__ for s in self.sinks if id(s) in self._failing})
-        if failing:
+        if self._health.failing:
             _LOG.error(
                 "dispatcher.internal_error: repository call refused before resolving: "
                 "audit sink %s failed its last record",
-                log_text(", ".join(failing)),
+                log_text(self._health.failing_names(self.sinks)),
             )
             raise InternalFailure("internal error: the audit record cannot be written")
 
@@ -237,39 +235,16 @@ class RepositoryAudit:
 
     def emit(self, event: RepositoryAuditEvent) -> None:
         """Offer ``event`` to every sink; a sink never changes the call's outcome."""
-        for sink in self.sinks:
-            self._record(sink, event)
 
-    def _record(self, sink: RepositoryAuditSink, event: RepositoryAuditEvent) -> None:
-        name = log_text(type(sink).__name__)
-        try:
-            sink.record(event)
-        except Exception as error:  # noqa: BLE001 - a sink never changes the outcome
-            _LOG.warning("audit sink %s failed: %s", name, log_text(type(error).__name__))
-        else:
-            self._recovered(sink)
-            return
-        try:
-            sink.record(minimal(event))
-        except Exception as error:  # noqa: BLE001 - reported below, never raised
-            with self._lock:
-                self._failing.add(id(sink))
-            _LOG.error(
-                "audit record lost: sink %s failed again (%s) on the minimal record of "
-                "a repository call outcome=%s trace_id=%s; "
-                "no live call of this repository runs until the sink records again",
-                name,
-                log_text(type(error).__name__),
-                log_text(event.outcome),
-                log_text(str(event.trace_id)),
+        def lost() -> str:
+            return (
+                f"a repository call outcome={log_text(event.outcome)} "
+                f"trace_id={log_text(str(event.trace_id))}; "
+                "no live call of this repository runs until the sink records again"
             )
-        else:
-            self._recovered(sink)
-            _LOG.warning("audit sink %s: wrote a minimal record instead", name)
 
-    def _recovered(self, sink: RepositoryAuditSink) -> None:
-        with self._lock:
-            self._failing.discard(id(sink))
+        for sink in self.sinks:
+            self._health.offer(sink, event, minimal, lost)
 
 
 def open_audit_file(path: str | os.PathLike[str]) -> JsonLinesAuditSink:
