@@ -127,12 +127,15 @@ def test_an_odd_key_or_value_never_leaks_the_secret_nor_raises(
     text = json.dumps(observation.to_dict())
     # The secret may reach the handler (its own result is the model's to read), nowhere else.
     assert _leaks(sink, caplog, "" if tool == "echo" else text) == []
-    assert observation.code == {
-        "refuse": "tool_error",
-        "crash": "internal_error",
-        "echo": None,
-        "typed": "invalid_arguments",
-    }[tool]
+    assert (
+        observation.code
+        == {
+            "refuse": "tool_error",
+            "crash": "internal_error",
+            "echo": "ok",
+            "typed": "invalid_arguments",
+        }[tool]
+    )
 
 
 @pytest.mark.parametrize("value_class", VALUE_CLASSES, ids=lambda c: c.__name__)
@@ -156,7 +159,9 @@ def test_an_odd_key_cannot_send_an_injected_parameter(key_class: Callable[[str],
         return {"user": user}
 
     table = Registry({"whoami": Tool(whoami, description="Who am I.")})
-    observation = table.dispatch("whoami", {key_class("user"): "mallory"}, context={"user": "alice"})
+    observation = table.dispatch(
+        "whoami", {key_class("user"): "mallory"}, context={"user": "alice"}
+    )
     assert seen in ([], ["alice"])
     assert observation.code in ("invalid_arguments", "invalid_request")
 

@@ -179,14 +179,21 @@ def _collect_all(value: object, found: list[str], depth: int) -> None:
 
 
 def _text(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+    # An exact str made by the base types' own methods: a subclass's ``__str__``,
+    # ``__repr__`` or ``decode`` may lie about the value it holds, or raise later.
+    kind = type(value)
+    if issubclass(kind, str):
+        return str.__str__(value)  # type: ignore[arg-type]
+    if issubclass(kind, bytes):
+        return bytes.decode(value, "utf-8", "replace")  # type: ignore[arg-type]
+    if issubclass(kind, int) and kind is not bool:
+        return int.__repr__(value)  # type: ignore[arg-type]
+    if issubclass(kind, float):
+        return float.__repr__(value)  # type: ignore[arg-type]
     unwrap = getattr(value, "get_secret_value", None)  # pydantic's secret wrappers
     if callable(unwrap):
         return _text(unwrap())
-    return str(value)
+    return str.__str__(str(value))
 
 
 def scrub(text: str, values: Iterable[str]) -> str:

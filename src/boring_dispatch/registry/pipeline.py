@@ -27,12 +27,10 @@ a JSON snapshot of the redacted arguments taken before the call; the
 observation holds the result's checked JSON, decoded afresh. None of the
 three shares an object with the others or with the caller.
 
-"Any other exception" means every ``BaseException``: ``SystemExit``,
-``KeyboardInterrupt``, ``GeneratorExit``, ``asyncio.CancelledError`` escaping
-a nested event loop and custom subclasses alike. A handler cannot tell the
-process that serves the table (an MCP server, replay) to stop. The price: a
-Ctrl-C that arrives while a handler runs on the main thread ends that one
-call as ``internal_error`` instead of the program.
+"Any other exception" means every ``BaseException`` (``SystemExit``,
+``KeyboardInterrupt``, ``GeneratorExit``, ``CancelledError``, subclasses): a
+handler cannot stop the process that serves the table. The price: a Ctrl-C
+while a handler runs on the main thread ends that call, not the program.
 
 A result is JSON when it encodes, within the size cap, nested at most
 :data:`MAX_RESULT_DEPTH` deep, and as UTF-8 (no lone surrogate, such as
@@ -69,6 +67,7 @@ from boring_dispatch.observe.redact import (
 )
 from boring_dispatch.registry import _call_guards as guards
 from boring_dispatch.registry import injected as _injected
+from boring_dispatch.registry._exact import exact_arguments
 from boring_dispatch.registry._outcomes import (
     MAX_RESULT_DEPTH,
     WITHHELD_MESSAGE,
@@ -269,7 +268,8 @@ def _stages(
                 redact_invalid(args, entry.schema.sensitive, entry.schema.accepted)
             )
         raise Denied(f"tool {shown(name, 64)} needs the client's confirmation")
-    args = _injected.merged(args, entry.schema.injected, context)
+    if entry.schema.injected.names:  # the caller's values get exact types too
+        args = exact_arguments(_injected.merged(args, entry.schema.injected, context))
     kwargs = _validate(entry.schema, args, trail)
     secrets = sensitive_values(args, entry.schema.sensitive)
     if trail is not None:
@@ -282,7 +282,7 @@ def _stages(
 
 
 def _parse(name: object, args: object, trail: Trail | None) -> tuple[str, dict[str, object]]:
-    """Stage 1: exactly a ``str`` name (no subclass with its own ``__eq__``) and a mapping."""
+    """Stage 1: an exact ``str`` name and a mapping, made of exact JSON types (:mod:`._exact`)."""
     if type(name) is not str:
         raise InvalidRequest("name must be a string")
     if trail is not None:
@@ -291,7 +291,7 @@ def _parse(name: object, args: object, trail: Trail | None) -> tuple[str, dict[s
         if not isinstance(args, Mapping):
             raise InvalidRequest("args must be an object")
         args = dict(args)
-    return name, args
+    return name, exact_arguments(args)
 
 
 def _look_up(table: Table, name: str, args: dict[str, object], trail: Trail | None) -> Entry:
@@ -392,9 +392,9 @@ def _secrets_of(
     if entry is None or not isinstance(args, Mapping):
         return ()
     try:
-        if isinstance(context, Mapping):
-            names = entry.schema.injected.names
-            args = {**args, **{k: v for k, v in context.items() if k in names}}
-        return sensitive_values(args, entry.schema.sensitive)
+        given = context if isinstance(context, Mapping) else {}
+        names = entry.schema.injected.names
+        args = {**args, **{k: v for k, v in given.items() if k in names}}
+        return sensitive_values(exact_arguments(args), entry.schema.sensitive)
     except Exception:  # noqa: BLE001 - scrubbing must not turn one fault into two
         return ()
