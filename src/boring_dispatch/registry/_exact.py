@@ -19,7 +19,8 @@ budget of values.
 from __future__ import annotations
 
 import math
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
 from boring_dispatch.errors import InvalidRequest
 
@@ -63,20 +64,25 @@ def _exact(value: object, depth: int, budget: list[int]) -> object:
     kind = type(value)
     if kind is bool or value is None:
         return value
-    if issubclass(kind, str):
-        return str.__str__(value)  # type: ignore[arg-type]
-    if issubclass(kind, int):
-        return int.__index__(value)  # type: ignore[arg-type]
-    if issubclass(kind, float):
-        return float.__float__(value)  # type: ignore[arg-type]
+    for base, convert in _SCALARS:
+        if issubclass(kind, base):
+            return convert(value)
     if issubclass(kind, list | tuple):
         return [_exact(item, depth + 1, budget) for item in value]  # type: ignore[attr-defined]
-    if issubclass(kind, dict):
-        members: dict[object, object] = {}
-        for key, member in value.items():  # type: ignore[attr-defined]
-            plain = str.__str__(key) if issubclass(type(key), str) else key
-            if plain in members:
-                raise InvalidRequest("args hold two members with the same name")
-            members[plain] = _exact(member, depth + 1, budget)
-        return members
-    return value
+    if not issubclass(kind, dict):
+        return value  # not JSON data: the validator refuses it
+    members: dict[object, object] = {}
+    for key, member in value.items():  # type: ignore[attr-defined]
+        plain = str.__str__(key) if issubclass(type(key), str) else key
+        if plain in members:
+            raise InvalidRequest("args hold two members with the same name")
+        members[plain] = _exact(member, depth + 1, budget)
+    return members
+
+
+#: The base type's own conversion of each JSON scalar type (never the subclass's methods).
+_SCALARS: Final[tuple[tuple[type, Callable[[Any], object]], ...]] = (
+    (str, str.__str__),
+    (int, int.__index__),
+    (float, float.__float__),
+)
