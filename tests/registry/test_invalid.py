@@ -32,7 +32,7 @@ from boring_dispatch.observe.audit import TraceRecorder
 CANARY = "Canary-5Hq2xw"
 QUOTES: list[Callable[[str], str]] = [
     lambda s: s,
-    lambda s: repr(s),
+    repr,
     lambda s: json.dumps({"token": s}),
     str.upper,
 ]
@@ -60,7 +60,7 @@ def _models(quote: Callable[[str], str]) -> dict[str, type[BaseModel]]:
 
         @field_validator("user")
         @classmethod
-        def check(cls, value: str, info: ValidationInfo) -> str:
+        def check(cls, _value: str, info: ValidationInfo) -> str:
             raise ValueError(f"this user cannot use {quote(_secret(info.data.get('token')))}")
 
     class SecretAfter(BaseModel):
@@ -92,7 +92,7 @@ def _models(quote: Callable[[str], str]) -> dict[str, type[BaseModel]]:
 
         @model_validator(mode="wrap")
         @classmethod
-        def check(cls, data: Any, handler: Any) -> WrapModel:
+        def check(cls, data: Any, _handler: Any) -> WrapModel:
             raise ValueError(f"refused {quote(str(data.get('token')))}")
 
     return {
@@ -102,10 +102,6 @@ def _models(quote: Callable[[str], str]) -> dict[str, type[BaseModel]]:
         "nested": Outer,
         "wrap": WrapModel,
     }
-
-
-def _handler(**_: object) -> None:
-    raise AssertionError("never called")
 
 
 def _args(kind: str) -> dict[str, object]:
@@ -131,4 +127,5 @@ def test_a_validator_quoting_a_secret_never_shows_it(
     assert observation.code == "invalid_arguments"
     shown = observation.model_text() + (tmp_path / "trace.jsonl").read_text()
     assert CANARY.casefold() not in shown.casefold()
-    assert observation.error is not None and observation.error.details  # the error still says where
+    assert observation.error is not None
+    assert observation.error.details  # the error still says where

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 from boring_dispatch.errors import InvalidArguments
 from boring_dispatch.observe.redact import PLACEHOLDER, SensitiveNode
+from boring_dispatch.registry._call_guards import reveals
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -126,10 +127,20 @@ def extras(
     return unknown
 
 
-def details(error: ValidationError, sensitive: SensitiveNode | None) -> tuple[tuple[str, str], ...]:
+def details(
+    error: ValidationError, sensitive: SensitiveNode | None, secrets: tuple[str, ...] = ()
+) -> tuple[tuple[str, str], ...]:
+    """The ``(path, reason)`` pairs of a refusal; a reason that quotes a value is the error type.
+
+    ``secrets`` are the sensitive values of the whole call: a custom validator
+    (a model validator, a field validator reading ``info.data``) can quote one
+    in an error whose path is not the secret's own.
+    """
     shown = []
     for item in error.errors(include_url=False, include_context=False)[:_MAX_DETAILS]:
         reason = _reason(item["type"], item["msg"], item.get("input"))
+        if secrets and reveals(reason, secrets):
+            reason = item["type"]
         shown.append(_detail(item["loc"], item["type"], reason, sensitive))
     return tuple(shown)
 

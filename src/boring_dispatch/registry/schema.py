@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast, final
 
 from boring_dispatch.errors import InvalidArguments, RegistryInvalid
-from boring_dispatch.observe.redact import SensitiveNode
+from boring_dispatch.observe.redact import SensitiveNode, sensitive_values
 from boring_dispatch.registry import _invalid, _published
 from boring_dispatch.registry import injected as _injected
 from boring_dispatch.registry._sensitive_tree import MARK, Walk, check_secret_types
@@ -287,7 +287,8 @@ def _validator(
             validated = validate_json(text)
         except validation_error as error:
             # ``from None``: the pydantic error holds the input values.
-            raise InvalidArguments(_invalid.MESSAGE, _invalid.details(error, sensitive)) from None
+            shown = _invalid.details(error, sensitive, sensitive_values(args, sensitive))
+            raise InvalidArguments(_invalid.MESSAGE, shown) from None
         if to_kwargs is None:
             return validated  # type: ignore[return-value]
         return to_kwargs(validated)
