@@ -96,7 +96,12 @@ def _keys(note: str, tokens: dict[str, Annotated[str, Sensitive]]) -> None:
     raise ToolError(f"refused {sorted(tokens.values())}")
 
 
-HANDLERS = {"refuse": _refuse, "crash": _crash, "echo": _echo, "typed": _typed}
+HANDLERS: dict[str, Callable[..., object]] = {
+    "refuse": _refuse,
+    "crash": _crash,
+    "echo": _echo,
+    "typed": _typed,
+}
 
 
 def _table() -> tuple[Registry, CapturingSink]:

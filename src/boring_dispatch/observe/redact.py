@@ -183,13 +183,13 @@ def _text(value: object) -> str:
     # ``__repr__`` or ``decode`` may lie about the value it holds, or raise later.
     kind = type(value)
     if issubclass(kind, str):
-        return str.__str__(value)  # type: ignore[arg-type]
+        return str.__str__(value)
     if issubclass(kind, bytes):
         return bytes.decode(value, "utf-8", "replace")  # type: ignore[arg-type]
     if issubclass(kind, int) and kind is not bool:
-        return int.__repr__(value)  # type: ignore[arg-type]
+        return int.__repr__(value)
     if issubclass(kind, float):
-        return float.__repr__(value)  # type: ignore[arg-type]
+        return float.__repr__(value)
     unwrap = getattr(value, "get_secret_value", None)  # pydantic's secret wrappers
     if callable(unwrap):
         return _text(unwrap())
