@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import stat
@@ -18,6 +19,10 @@ def charge(account: str, api_token: Annotated[str, Sensitive]) -> dict[str, obje
     if account == "crash":
         raise RuntimeError("boom")
     return {"account": account, "charged": True}
+
+
+def get_job(job_id: int) -> dict[str, int]:
+    return {"job_id": job_id}
 
 
 def lines(path: Path) -> list[dict[str, object]]:
@@ -123,3 +128,38 @@ def test_a_result_echoing_a_secret_is_withheld_whole_for_sinks_only(tmp_path: Pa
         observation = registry.dispatch("echo", {"api_token": "tok-9"})
     assert observation.result == {"seen": "token=tok-9"}
     assert lines(path)[0]["observation"] == {"ok": True, "result": PLACEHOLDER}
+
+
+class _Leaving(BaseException):
+    """A custom BaseException, as a sink's own code might raise."""
+
+
+_BASE_EXCEPTIONS: list[type[BaseException]] = [
+    SystemExit,
+    KeyboardInterrupt,
+    GeneratorExit,
+    asyncio.CancelledError,
+    _Leaving,
+]
+
+
+@pytest.mark.parametrize("kind", _BASE_EXCEPTIONS, ids=lambda k: k.__name__)
+@pytest.mark.parametrize("always", [False, True], ids=["once", "always"])
+def test_a_sink_raising_any_base_exception_never_escapes_dispatch(
+    kind: type[BaseException], always: bool
+) -> None:
+    """A sink is "a sink that fails" whatever it raises: the observation stands, and a sink
+    that cannot record even the minimal record stops the table (fail closed)."""
+    calls: list[int] = []
+
+    class Failing:
+        def record(self, _event: object) -> None:
+            calls.append(1)
+            if always or len(calls) == 1:
+                raise kind("sink fault")
+
+    table = Registry({"get_job": Tool(get_job, description="Look up.")}, sinks=[Failing()])
+    first = table.dispatch("get_job", {"job_id": 1})
+    assert first.ok
+    second = table.dispatch("get_job", {"job_id": 2})
+    assert second.code == ("internal_error" if always else "ok")

@@ -251,3 +251,19 @@ def test_repr_shows_the_surface_and_names() -> None:
     assert repr(Registry(table(), name="support")) == (
         "Registry(name='support', names=('finish', 'get_job'))"
     )
+
+
+@pytest.mark.parametrize("made", ["built", "restricted", "fixture_world"])
+def test_a_built_table_cannot_be_built_again_in_place(made: str) -> None:
+    """``__init__`` called again on a table (a restricted one above all) never grows it."""
+    full = Registry(table())
+    chosen = {
+        "built": lambda: Registry({"get_job": table()["get_job"]}),
+        "restricted": lambda: full.restrict({"get_job"}),
+        "fixture_world": lambda: full.restrict({"get_job"}).fixture_world(allow_missing=True),
+    }[made]()
+    before = chosen.names()
+    with pytest.raises((RegistryInvalid, TypeError, AttributeError)):
+        chosen.__init__(table())  # type: ignore[misc]
+    assert chosen.names() == before
+    assert chosen.dispatch("finish", {"answer": "a"}).code == "unknown_tool"
