@@ -123,6 +123,8 @@ class Registry:
         limits: pipeline.TableLimits | None = None,
         sinks: Iterable[AuditSink] = (),
     ) -> None:
+        if hasattr(self, "_table"):  # built once: __init__ called again must not regrow it
+            raise RegistryInvalid("a Registry is built once; build a new one instead")
         if not isinstance(tools, Mapping):
             raise RegistryInvalid("a Registry is built from a mapping of name -> Tool")
         if limits is not None and type(limits) is not pipeline.TableLimits:
