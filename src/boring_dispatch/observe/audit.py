@@ -149,16 +149,18 @@ class AuditHealth:
         (and what stops) in the ERROR line. A record that succeeds clears the mark.
         """
         name = log_text(type(sink).__name__)
+        # BaseException too, as for a handler: a sink's SystemExit, KeyboardInterrupt or
+        # CancelledError is a failing sink, never the end of the process that serves the table.
         try:
             sink.record(event)
-        except Exception as error:  # noqa: BLE001 - a sink never changes the outcome
+        except BaseException as error:  # noqa: BLE001 - a sink never changes the outcome
             _LOG.warning("audit sink %s failed: %s", name, log_text(type(error).__name__))
         else:
             self.failing.discard(id(sink))
             return
         try:
             sink.record(minimal(event))
-        except Exception as error:  # noqa: BLE001 - reported below, never raised
+        except BaseException as error:  # noqa: BLE001 - reported below, never raised
             self.failing.add(id(sink))
             _LOG.error(
                 "audit record lost: sink %s failed again (%s) on the minimal record of %s",
