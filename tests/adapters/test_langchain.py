@@ -309,3 +309,47 @@ def test_the_async_path_confirms_only_the_approved_call_and_keeps_the_secret_out
     assert unapproved.status == failed.status == "error"
     assert calls == Counter({"refund": 1, "fail": 1})
     assert CANARY not in "".join(keeping.seen) + repr([approved, unapproved, failed])
+
+
+def _approved_gate(table: Registry, call: dict[str, Any]) -> ApprovalGate:
+    """A gate whose node was shown ``call`` and approved it (a real graph, resumed)."""
+    gate = ApprovalGate(table)
+    builder = StateGraph(MessagesState)
+    builder.add_node("approve", gate.node)
+    builder.add_edge(START, "approve")
+    builder.add_edge("approve", END)
+    app = builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "a"}}
+    app.invoke({"messages": [AIMessage("", tool_calls=[call])]}, config)
+    app.invoke(Command(resume={call["id"]: True}), config)
+    return gate
+
+
+@given(
+    other=st.sampled_from(
+        [
+            ("refund", {"invoice_id": 9999}),  # the same id, other arguments
+            ("refund", {"invoice_id": 7, "extra": 1}),
+            ("refund", {}),
+            ("refund", {"invoice_id": 7.0}),
+        ]
+    )
+)
+@settings(max_examples=10, deadline=None)
+def test_an_approval_confirms_only_the_call_the_person_saw(
+    other: tuple[str, dict[str, object]],
+) -> None:
+    calls: Counter[str] = Counter()
+    table = billing_table(calls)
+    seen = {"id": "c1", "name": "refund", "args": {"invoice_id": 7}}
+    gate = _approved_gate(table, seen)
+    name, args = other
+    tools = {
+        t.name: t for t in structured_tools(table, context={"api_token": CANARY}, approvals=gate)
+    }
+    result = tools[name].invoke({"type": "tool_call", "id": "c1", "name": name, "args": args})
+    assert result.status == "error"
+    assert calls == Counter()
+    # The call the person saw still runs, once.
+    assert tools["refund"].invoke({"type": "tool_call", **seen}).status == "success"
+    assert calls == Counter({"refund": 1})
