@@ -228,7 +228,7 @@ def test_an_approval_confirms_one_run_only() -> None:
         for t in structured_tools(table, context={"api_token": CANARY}, approvals=gate)
         if t.name == "refund"
     ]
-    gate._approved.add("c1")
+    gate._approved.add(("c1", "refund", '{"invoice_id":7}'))
     call = {"type": "tool_call", "id": "c1", "name": "refund", "args": {"invoice_id": 7}}
     assert refund.invoke(call).status == "success"
     assert refund.invoke(call).status == "error"
@@ -251,7 +251,7 @@ def test_a_plain_dict_invoke_has_no_call_id_and_cannot_be_confirmed() -> None:
 def test_the_gate_holds_a_bounded_number_of_approvals() -> None:
     gate = ApprovalGate(billing_table(Counter()))
     for number in range(3000):
-        gate._approved.add(f"old-{number}")
+        gate._approved.add((f"old-{number}", "refund", "{}"))
     calls = [{"id": "new", "name": "refund", "args": {}}]
     message = AIMessage("", tool_calls=calls)
     builder = StateGraph(MessagesState)
@@ -262,10 +262,10 @@ def test_the_gate_holds_a_bounded_number_of_approvals() -> None:
     config: RunnableConfig = {"configurable": {"thread_id": "g"}}
     graph.invoke({"messages": [message]}, config)
     graph.invoke(Command(resume={"new": True}), config)
-    assert gate._approved == {"new"}
-    assert gate.consume("new")
-    assert not gate.consume("new")
-    assert not gate.consume(None)
+    assert gate._approved == {("new", "refund", "{}")}
+    assert gate.consume("new", "refund", {})
+    assert not gate.consume("new", "refund", {})
+    assert not gate.consume(None, "refund", {})
 
 
 def test_a_gate_without_confirm_tools_never_interrupts() -> None:
@@ -283,7 +283,7 @@ def test_the_async_path_confirms_only_the_approved_call_and_keeps_the_secret_out
     tools = {
         t.name: t for t in structured_tools(table, context={"api_token": CANARY}, approvals=gate)
     }
-    gate._approved.add("c1")
+    gate._approved.add(("c1", "refund", '{"invoice_id":7}'))
     keeping = Keeping()
     config: RunnableConfig = {"callbacks": [keeping]}
 

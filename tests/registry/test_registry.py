@@ -264,6 +264,6 @@ def test_a_built_table_cannot_be_built_again_in_place(made: str) -> None:
     }[made]()
     before = chosen.names()
     with pytest.raises((RegistryInvalid, TypeError, AttributeError)):
-        chosen.__init__(table())  # type: ignore[misc]
+        chosen.__init__(table())
     assert chosen.names() == before
     assert chosen.dispatch("finish", {"answer": "a"}).code == "unknown_tool"

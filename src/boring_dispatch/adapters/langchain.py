@@ -30,6 +30,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -65,7 +66,8 @@ class ApprovalGate:
 
     def __init__(self, registry: Registry) -> None:
         self._confirm = frozenset(spec.name for spec in registry.tool_specs() if spec.confirm)
-        self._approved: set[str] = set()
+        # (call id, tool name, the arguments' canonical JSON) of each call a person approved.
+        self._approved: set[tuple[str, str, str]] = set()
         self._lock = threading.Lock()
 
     def node(self, state: Any) -> dict[str, Any]:
@@ -86,9 +88,11 @@ class ApprovalGate:
         if not isinstance(decision, Mapping):
             return {}
         approved = {
-            call["id"]
+            (call["id"], call["name"], shown_args)
             for call in pending
-            if type(call.get("id")) is str and decision.get(call["id"]) is True
+            if type(call.get("id")) is str
+            and decision.get(call["id"]) is True
+            and (shown_args := _shown_args(call.get("args"))) is not None
         }
         with self._lock:
             if len(self._approved) + len(approved) > _MAX_APPROVALS:
@@ -96,13 +100,16 @@ class ApprovalGate:
             self._approved |= approved
         return {}
 
-    def consume(self, call_id: str | None) -> bool:
-        """Whether ``call_id`` was approved; an approval confirms one run only."""
-        if call_id is None:
+    def consume(self, call_id: str | None, name: str, args: object) -> bool:
+        """Whether this call (its id, tool name and arguments, as the person saw them) was
+        approved; an approval confirms one run only."""
+        shown_args = _shown_args(args)
+        if call_id is None or shown_args is None:
             return False
+        key = (call_id, name, shown_args)
         with self._lock:
-            if call_id in self._approved:
-                self._approved.discard(call_id)
+            if key in self._approved:
+                self._approved.discard(key)
                 return True
         return False
 
@@ -167,15 +174,19 @@ class _RegistryTool(BaseTool):
         finally:
             _CALL_ID.reset(token)
 
-    def _confirmed(self) -> bool:
+    def _confirmed(self, args: dict[str, Any]) -> bool:
         gate = self.approvals_
-        return self.confirm_ and isinstance(gate, ApprovalGate) and gate.consume(_CALL_ID.get())
+        return (
+            self.confirm_
+            and isinstance(gate, ApprovalGate)
+            and gate.consume(_CALL_ID.get(), self.name, args)
+        )
 
     def _run(self, *args: Any, **kwargs: Any) -> str:
         registry: Registry = self.registry_
         context = resolve_context(self.context_, ensure_config())
         observation = registry.dispatch(
-            self.name, kwargs, confirmed=self._confirmed(), context=context
+            self.name, kwargs, confirmed=self._confirmed(kwargs), context=context
         )
         return _content(observation)
 
@@ -183,9 +194,20 @@ class _RegistryTool(BaseTool):
         registry: Registry = self.registry_
         context = resolve_context(self.context_, ensure_config())
         observation = await registry.adispatch(
-            self.name, kwargs, confirmed=self._confirmed(), context=context
+            self.name, kwargs, confirmed=self._confirmed(kwargs), context=context
         )
         return _content(observation)
+
+
+def _shown_args(args: object) -> str | None:
+    """The arguments' canonical JSON (sorted keys, exact numbers): what an approval binds.
+
+    ``None`` for arguments that are not JSON data: they can be neither approved nor confirmed.
+    """
+    try:
+        return json.dumps(args, sort_keys=True, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 def _call_id(value: object) -> str | None:
