@@ -120,3 +120,39 @@ def test_a_different_error_message_is_a_difference() -> None:
 
 def test_comparison_is_on_json_values() -> None:
     assert comparable({"ok": True, "result": (1, 2)}) == {"ok": True, "result": [1, 2]}
+
+
+def _nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _deep_result(n: int) -> object:
+    return _nested(n)
+
+
+def _takes_anything(x: object) -> dict[str, int]:
+    return {"ok": 1}
+
+
+def test_every_ok_call_a_recorder_wrote_whole_replays_the_same(tmp_path: Path) -> None:
+    """Replay is the same dispatch as the live call: what the live call accepted and the
+    recorder wrote whole (a result up to the result depth cap, arguments as deep as a
+    Python caller may send) is not a malformed line."""
+    path = tmp_path / "trace.jsonl"
+    recorder = TraceRecorder(path)
+    handlers = {
+        "deep": Tool(_deep_result, description="A nested result."),
+        "take": Tool(_takes_anything, description="Takes any value."),
+    }
+    live = Registry(handlers, sinks=[recorder])
+    calls = [("deep", {"n": n}) for n in (1, 20, 31, 40, 63)]
+    calls += [("take", {"x": _nested(n)}) for n in (1, 20, 31, 60, 126)]
+    for name, args in calls:
+        assert live.dispatch(name, args).ok, (name, args)
+    recorder.close()
+    report = replay(Registry(handlers), path)
+    assert len(report.lines) == len(calls)
+    assert [line.line_number for line in report.differences] == []
