@@ -23,12 +23,10 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from boring_dispatch.errors import InvalidRequest
+from boring_dispatch.registry._invalid import MAX_NESTING, MAX_VALUES
 
 __all__ = ["exact_arguments"]
 
-#: The validator's bounds on a Python caller's arguments (see ``_invalid``).
-_MAX_NESTING: Final = 128
-_MAX_VALUES: Final = 1 << 20
 _FLAT: Final = frozenset({str, int, bool, type(None)})
 
 
@@ -41,7 +39,7 @@ def exact_arguments(args: dict[str, object]) -> dict[str, object]:
     """
     if _flat(args):
         return args  # the common case: nothing to convert
-    budget = [_MAX_VALUES]
+    budget = [MAX_VALUES]
     converted = _exact(args, 0, budget)
     return converted if type(converted) is dict else args
 
@@ -58,7 +56,7 @@ def _flat(args: dict[str, object]) -> bool:
 
 def _exact(value: object, depth: int, budget: list[int]) -> object:
     budget[0] -= 1
-    if budget[0] < 0 or depth > _MAX_NESTING:
+    if budget[0] < 0 or depth > MAX_NESTING:
         return value  # past the validator's bounds: it refuses the call
     # type(), not isinstance(): an object's ``__class__`` may claim to be a str.
     kind = type(value)

@@ -22,14 +22,14 @@ from boring_dispatch.registry._call_guards import reveals
 if TYPE_CHECKING:
     from pydantic import ValidationError
 
-__all__ = ["MESSAGE", "details", "extras", "json_text"]
+__all__ = ["MAX_NESTING", "MAX_VALUES", "MESSAGE", "details", "extras", "json_text"]
 
 MESSAGE: Final = "arguments do not match the tool's schema"
 _MAX_DETAILS: Final = 20
 _MAX_PATH: Final = 200
 #: Python arguments deeper than this, or with more values, are not taken for JSON data.
-_MAX_NESTING: Final = 128
-_MAX_VALUES: Final = 1 << 20
+MAX_NESTING: Final = 128
+MAX_VALUES: Final = 1 << 20
 #: pydantic error types that name a member the schema does not know.
 _EXTRA_TYPES: Final = frozenset({"extra_forbidden", "unexpected_keyword_argument"})
 #: Value types a flat call (the common case) may hold, checked without a walk.
@@ -78,7 +78,7 @@ def _not_json(args: object) -> tuple[_Loc, str] | None:
     Depth and size are bounded, which also stops a cycle in Python input.
     """
     pending: list[tuple[object, _Loc]] = [(args, ())]
-    budget = _MAX_VALUES
+    budget = MAX_VALUES
     while pending:
         value, loc = pending.pop()
         budget -= 1
@@ -101,7 +101,7 @@ def _not_json_here(value: object, loc: _Loc) -> tuple[_Loc, str] | None:
         return None if math.isfinite(value) else (loc, "not JSON data: a non-finite number")
     if not isinstance(value, dict | list | tuple):
         return loc, f"not JSON data: {type(value).__name__}"
-    if len(loc) >= _MAX_NESTING:
+    if len(loc) >= MAX_NESTING:
         return loc, "not JSON data: nested too deeply"
     if isinstance(value, dict) and not all(isinstance(key, str) for key in value):
         return loc, "not JSON data: an object key is not a string"

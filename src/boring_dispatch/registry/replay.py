@@ -23,6 +23,7 @@ difference.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -33,12 +34,21 @@ from boring_dispatch._files import MAX_TRACE_BYTES, FileRefused, read_json_lines
 from boring_dispatch._json import same_json
 from boring_dispatch.errors import InvalidRequest
 from boring_dispatch.observation import Observation
-from boring_dispatch.registry.pipeline import parse_request
+from boring_dispatch.registry._invalid import MAX_NESTING
+from boring_dispatch.registry.pipeline import MAX_RESULT_DEPTH, TableLimits, parse_request
 
 if TYPE_CHECKING:
     from boring_dispatch.registry.registry import Registry
 
-__all__ = ["FileRefused", "ReplayLine", "ReplayReport", "comparable", "replay", "replay_lines"]
+__all__ = [
+    "FileRefused",
+    "ReplayLine",
+    "ReplayReport",
+    "comparable",
+    "recorded_limits",
+    "replay",
+    "replay_lines",
+]
 
 
 @final
@@ -98,11 +108,12 @@ def replay_lines(registry: Registry, lines: Iterable[str | bytes]) -> Iterator[R
     call's ``context``, as the caller gave them, not as the model's arguments.
     """
     injected = {spec.name: frozenset(spec.injected) for spec in registry.tool_specs()}
+    limits = recorded_limits(registry.limits)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            request = parse_request(line, registry.limits, recorded=True)
+            request = parse_request(line, limits, recorded=True)
         except InvalidRequest as error:
             refused = Observation.from_error(error).to_dict()
             yield ReplayLine(number, None, _as_json(refused), None, malformed=True)
@@ -113,6 +124,21 @@ def replay_lines(registry: Registry, lines: Iterable[str | bytes]) -> Iterator[R
         observation = registry.dispatch(request.name, args, context=context)
         envelope = _as_json(observation.to_dict())
         yield ReplayLine(number, request.name, envelope, request.observation, malformed=False)
+
+
+def recorded_limits(limits: TableLimits) -> TableLimits:
+    """The limits a recorded line is parsed with: as deep as a recorder writes a live call.
+
+    A live call's arguments may be nested as deep as a Python caller may send them
+    (:data:`~boring_dispatch.registry._invalid.MAX_NESTING`), and its result up to
+    :data:`~boring_dispatch.registry.pipeline.MAX_RESULT_DEPTH`; a trace line adds
+    one level around the arguments and two around the result. A line that deep is
+    not malformed: it replays as the call it records.
+    """
+    deepest = max(MAX_NESTING + 1, MAX_RESULT_DEPTH + 2)
+    if limits.max_depth >= deepest:
+        return limits
+    return dataclasses.replace(limits, max_depth=deepest)
 
 
 def replay(
