@@ -148,7 +148,7 @@ def test_every_ok_call_a_recorder_wrote_whole_replays_the_same(tmp_path: Path) -
         "take": Tool(_takes_anything, description="Takes any value."),
     }
     live = Registry(handlers, sinks=[recorder])
-    calls = [("deep", {"n": n}) for n in (1, 20, 31, 40, 63)]
+    calls: list[tuple[str, dict[str, object]]] = [("deep", {"n": n}) for n in (1, 20, 31, 40, 63)]
     calls += [("take", {"x": _nested(n)}) for n in (1, 20, 31, 60, 126, 127)]
     for name, args in calls:
         assert live.dispatch(name, args).ok, (name, args)
