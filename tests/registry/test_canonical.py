@@ -156,3 +156,38 @@ def test_a_set_is_keyed_in_one_order_whatever_the_hash_seed() -> None:
         assert done.returncode == 0, done.stderr
         keys.add(done.stdout)
     assert len(keys) == 1
+
+
+class Card(BaseModel):
+    model_config = STRICT
+    number: Annotated[str, Sensitive]
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value"),
+    [
+        (list[int | Card], [1, {"number": CANARY}]),
+        (tuple[int, Card], [1, {"number": CANARY}]),
+        (list[str | Card], ["plain", {"number": CANARY}]),
+        (dict[str, int | Card], {"a": 1, "b": {"number": CANARY}}),
+    ],
+    ids=["list_union", "tuple", "list_str_union", "dict_union"],
+)
+def test_a_recorded_fixture_of_mixed_items_loads_and_answers(
+    annotation: object, value: object, tmp_path: Path
+) -> None:
+    """Where the schema cannot tell a plain item from one holding a secret, the recorder
+    writes the placeholder (fail closed); the file must still load and answer the call."""
+
+    def pay(cards: object) -> dict[str, bool]:
+        return {"paid": True}
+
+    pay.__annotations__ = {"cards": annotation, "return": dict[str, bool]}
+    path = tmp_path / "pay.fixtures.jsonl"
+    recorder = FixtureRecorder(path)
+    live = Registry({"pay": Tool(pay, description="Pay.")}, sinks=[recorder])
+    assert live.dispatch("pay", {"cards": value}).ok
+    recorder.close()
+    assert CANARY not in path.read_text()
+    world = Registry({"pay": Tool(pay, description="Pay.")}).fixture_world(read_fixtures(path))
+    assert world.dispatch("pay", {"cards": value}).result == {"paid": True}
