@@ -237,9 +237,16 @@ def _canonical_key(
     try:
         validated = schema.validate(dict(args))
     except InvalidArguments as error:
-        # The placeholder may not fit a sensitive place (an int, a model): only there is
-        # a refusal expected, and the arguments are then used as written.
-        wrong = sorted({p for p, _ in error.details if not _secret_at(p, schema.sensitive)})
+        # The placeholder may not fit a sensitive place (an int, a model), or an item the
+        # schema could not tell from one holding a secret (``list[int | Card]``, redacted
+        # fail-closed): only there is a refusal expected; the arguments are used as written.
+        wrong = sorted(
+            {
+                p
+                for p, _ in error.details
+                if not _secret_at(p, schema.sensitive) and not _placeholder_at(args, p)
+            }
+        )
         if wrong:
             raise RegistryInvalid(
                 f"{where}: the arguments do not fit the schema at {wrong}"
@@ -249,6 +256,22 @@ def _canonical_key(
         return canonical_text(fixture_args(schema, validated))
     except ValueError:
         raise RegistryInvalid(f"{where}: the arguments are not JSON data") from None
+
+
+def _placeholder_at(args: Mapping[str, object], path: str) -> bool:
+    """Whether the detail path ``a.0.b`` leads to a placeholder in ``args``.
+
+    A step that is not a member or an index here is a union's choice label and is skipped.
+    """
+    value: object = args
+    for part in path.split("."):
+        if value == PLACEHOLDER:
+            return True
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdecimal() and int(part) < len(value):
+            value = value[int(part)]
+    return value == PLACEHOLDER
 
 
 def _secret_at(path: str, node: SensitiveNode | None) -> bool:
