@@ -177,3 +177,50 @@ def test_a_key_and_its_subclass_twin_are_refused_not_merged() -> None:
     observation = table.dispatch("echo", args)
     assert observation.code == "invalid_request"
     assert all(CANARY not in repr(event) for event in sink.events)
+
+
+class RaisingText(str):
+    """Request text whose own methods raise (a BaseException, even)."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        raise SystemExit(4)
+
+    def encode(self, *_: object, **__: object) -> bytes:
+        raise SystemExit(5)
+
+
+ODD_TEXTS: list[object] = [
+    None,
+    5,
+    1.5,
+    [],
+    {"name": "get"},
+    bytearray(b'{"name": "get"}'),
+    memoryview(b'{"name": "get"}'),
+    RaisingText('{"name": "get"}'),
+    LyingStr('{"name": "get"}'),
+]
+
+
+@pytest.mark.parametrize("text", ODD_TEXTS, ids=lambda t: type(t).__name__)
+@pytest.mark.parametrize("entry", ["dispatch_json", "dispatch_args_json"])
+def test_request_text_of_any_type_is_an_observation_never_an_exception(
+    text: object, entry: str
+) -> None:
+    ran: list[object] = []
+
+    def get(name: str = "x") -> dict[str, str]:
+        ran.append(name)
+        return {"name": name}
+
+    table = Registry({"get": Tool(get, description="Get.")})
+    if entry == "dispatch_json":
+        observation = table.dispatch_json(text)  # type: ignore[arg-type]
+    else:
+        observation = table.dispatch_args_json("get", text)  # type: ignore[arg-type]
+    # Text a subclass or a buffer holds may be read as what it holds; anything else is refused.
+    assert observation.code in ("ok", "invalid_request", "invalid_arguments")
+    if not isinstance(text, str | bytes | bytearray):
+        assert observation.code == "invalid_request"
