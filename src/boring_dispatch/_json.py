@@ -36,6 +36,24 @@ class StrictJSONError(ValueError):
     """The text is not acceptable JSON for a request. The message names the reason only."""
 
 
+def _plain_text(text: object) -> str | bytes:
+    """``text`` as an exact ``str`` or ``bytes``, read through the base types' own methods.
+
+    A subclass's ``__len__`` or ``encode`` never runs; a ``bytearray`` is its bytes.
+
+    Raises:
+        StrictJSONError: anything else (``None``, a number, a container, a memoryview).
+    """
+    kind = type(text)
+    if kind is str or kind is bytes:
+        return text  # type: ignore[return-value]
+    if issubclass(kind, str):
+        return str.__str__(text)
+    if issubclass(kind, bytes | bytearray):
+        return bytes(memoryview(text))  # type: ignore[arg-type]  # never its __bytes__
+    raise StrictJSONError("request is not text (a str, or UTF-8 bytes)")
+
+
 def strict_loads(
     text: str | bytes,
     *,
@@ -50,6 +68,7 @@ def strict_loads(
             overflows a float, such as ``1e400``), or an integer beyond
             Python's digit limit.
     """
+    text = _plain_text(text)
     if len(text) > max_bytes:
         raise StrictJSONError(f"request is larger than {max_bytes} bytes")
     if isinstance(text, bytes):
