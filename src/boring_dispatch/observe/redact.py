@@ -163,6 +163,10 @@ def _collect(value: object, node: SensitiveNode, found: list[str], depth: int) -
     elif isinstance(value, list | tuple) and node.items is not None:
         for item in value:
             _collect(item, node.items, found, depth + 1)
+    else:
+        # Not the shape the schema gives this place (JSON text a ``Json[...]`` field
+        # decodes, a scalar where an object belongs): as :func:`_redact`, fail closed.
+        _collect_all(value, found, depth)
 
 
 def _collect_all(value: object, found: list[str], depth: int) -> None:
@@ -175,7 +179,26 @@ def _collect_all(value: object, found: list[str], depth: int) -> None:
         for item in value:
             _collect_all(item, found, depth + 1)
     else:
-        found.append(_text(value))
+        text = _text(value)
+        found.append(text)
+        if isinstance(value, str) and text[:1] in _JSON_STARTS:
+            # JSON text (a ``Json[...]`` field): what it decodes to is as sensitive.
+            decoded = _decoded(text)
+            if decoded is not _NOT_JSON:
+                _collect_all(decoded, found, depth + 1)
+
+
+_JSON_STARTS: Final = frozenset('{["')
+_NOT_JSON: Final = object()
+
+
+def _decoded(text: str) -> object:
+    from boring_dispatch._json import StrictJSONError, strict_loads
+
+    try:
+        return strict_loads(text, max_depth=_MAX_DEPTH)
+    except StrictJSONError:
+        return _NOT_JSON
 
 
 def _text(value: object) -> str:
