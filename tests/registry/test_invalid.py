@@ -129,3 +129,57 @@ def test_a_validator_quoting_a_secret_never_shows_it(
     assert CANARY.casefold() not in shown.casefold()
     assert observation.error is not None
     assert observation.error.details  # the error still says where
+
+
+def _table_errors() -> list[Callable[[str], BaseException]]:
+    from boring_dispatch.errors import (
+        Denied,
+        InvalidArguments,
+        InvalidRequest,
+        NoFixture,
+        ObservationTooLarge,
+        ToolError,
+        UnknownTool,
+    )
+
+    return [
+        ToolError,
+        lambda text: InvalidArguments("refused", (("token", text),)),
+        InvalidArguments,
+        Denied,
+        UnknownTool,
+        InvalidRequest,
+        ObservationTooLarge,
+        NoFixture,
+    ]
+
+
+@pytest.mark.parametrize("make", range(8))
+@pytest.mark.parametrize("mode", ["before", "after"])
+def test_a_table_error_raised_by_a_validator_is_an_internal_error(
+    make: int, mode: str, tmp_path: Path
+) -> None:
+    """The pipeline's own refusals are the pipeline's: an args model's validator that raises
+    one (its message quoting the secret) is a fault of that validator, never a refusal
+    whose text reaches the model."""
+    error = _table_errors()[make]
+
+    class Model(BaseModel):
+        model_config = STRICT
+        token: Annotated[str, Sensitive]
+
+        @model_validator(mode=mode)  # type: ignore[call-overload, misc]
+        @classmethod
+        def check(cls, data: Any) -> Any:
+            token = data["token"] if isinstance(data, dict) else data.token
+            raise error(f"refused {token}")
+
+    def handler(token: str) -> None:
+        raise AssertionError("never called")
+
+    trace = TraceRecorder(tmp_path / "trace.jsonl")
+    table = Registry({"t": Tool(handler, description="t", args=Model)}, sinks=[trace])
+    observation = table.dispatch("t", {"token": CANARY})
+    trace.close()
+    assert observation.code == "internal_error"
+    assert CANARY not in observation.model_text() + (tmp_path / "trace.jsonl").read_text()
