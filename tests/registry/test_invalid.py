@@ -164,21 +164,30 @@ def test_a_table_error_raised_by_a_validator_is_an_internal_error(
     whose text reaches the model."""
     error = _table_errors()[make]
 
-    class Model(BaseModel):
+    class Before(BaseModel):
         model_config = STRICT
         token: Annotated[str, Sensitive]
 
-        @model_validator(mode=mode)  # type: ignore[call-overload, misc]
+        @model_validator(mode="before")
         @classmethod
         def check(cls, data: Any) -> Any:
-            token = data["token"] if isinstance(data, dict) else data.token
-            raise error(f"refused {token}")
+            raise error(f"refused {data['token']}")
+
+    class After(BaseModel):
+        model_config = STRICT
+        token: Annotated[str, Sensitive]
+
+        @model_validator(mode="after")
+        def check(self) -> After:
+            raise error(f"refused {self.token}")
+
+    model = Before if mode == "before" else After
 
     def handler(token: str) -> None:
         raise AssertionError("never called")
 
     trace = TraceRecorder(tmp_path / "trace.jsonl")
-    table = Registry({"t": Tool(handler, description="t", args=Model)}, sinks=[trace])
+    table = Registry({"t": Tool(handler, description="t", args=model)}, sinks=[trace])
     observation = table.dispatch("t", {"token": CANARY})
     trace.close()
     assert observation.code == "internal_error"
