@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast, final
 
-from boring_dispatch.errors import InvalidArguments, RegistryInvalid
+from boring_dispatch.errors import InvalidArguments, RegistryInvalid, TableError
 from boring_dispatch.observe.redact import SensitiveNode, sensitive_values
 from boring_dispatch.registry import _invalid, _published
 from boring_dispatch.registry import injected as _injected
@@ -289,11 +289,20 @@ def _validator(
             # ``from None``: the pydantic error holds the input values.
             shown = _invalid.details(error, sensitive, sensitive_values(args, sensitive))
             raise InvalidArguments(_invalid.MESSAGE, shown) from None
+        except TableError as error:
+            # A validator of the tool's model raised one of the pipeline's own refusals:
+            # a fault of that code (internal_error, its text checked for secrets), never
+            # a refusal whose message reaches the model.
+            raise ValidatorFault(type(error).__name__) from error
         if to_kwargs is None:
             return validated  # type: ignore[return-value]
         return to_kwargs(validated)
 
     return validate
+
+
+class ValidatorFault(Exception):
+    """An argument validator raised a table error (named here); its own text is the cause."""
 
 
 def sensitive_node(annotation: object) -> SensitiveNode | None:
