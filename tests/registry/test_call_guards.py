@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from typing import Annotated
 
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import SecretBytes
 
+from boring_dispatch import Registry, Sensitive, Tool, ToolError
 from boring_dispatch.registry._call_guards import checked_copy
 
 _SCALARS = (
@@ -69,3 +72,32 @@ def test_a_subclass_of_dict_or_str_is_not_copied_shallowly() -> None:
     result = {"k": Loud("v")}
     copied = checked_copy(result, _ENCODER.encode(result))
     assert type(copied["k"]) is str  # type: ignore[index]
+
+
+# --------------------------------------------------------------------------- #
+# A sensitive bytes value is quoted as bytes: b'caf\xc3\xa9', not café.
+
+_SECRET_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), min_codepoint=0x21), min_size=6
+).filter(lambda s: not s.isascii())
+
+
+@given(secret=_SECRET_TEXT, how=st.sampled_from(["str", "repr", "format"]))
+def test_a_sensitive_bytes_value_quoted_as_bytes_is_withheld(secret: str, how: str) -> None:
+    def quoted(value: bytes) -> str:
+        return {"str": str(value), "repr": repr(value), "format": f"key={value!r}"}[how]
+
+    def plain(key: Annotated[bytes, Sensitive]) -> None:
+        raise ToolError(f"bad {quoted(key)}")
+
+    def wrapped(key: SecretBytes) -> None:
+        raise ToolError(f"bad {quoted(key.get_secret_value())}")
+
+    table = Registry(
+        {"plain": Tool(plain, description="p"), "wrapped": Tool(wrapped, description="w")}
+    )
+    for name in ("plain", "wrapped"):
+        observation = table.dispatch(name, {"key": secret})
+        assert observation.code == "tool_error"
+        assert observation.error is not None
+        assert repr(secret.encode())[2:-1] not in observation.error.message
