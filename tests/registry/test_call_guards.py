@@ -78,7 +78,7 @@ def test_a_subclass_of_dict_or_str_is_not_copied_shallowly() -> None:
 # A sensitive bytes value is quoted as bytes: b'caf\xc3\xa9', not café.
 
 _SECRET_TEXT = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), min_codepoint=0x21), min_size=6
+    alphabet=st.characters(exclude_categories=["Cs"], min_codepoint=0x21), min_size=6
 ).filter(lambda s: not s.isascii())
 
 
