@@ -112,11 +112,33 @@ def audit_unavailable(table: Table, name: str) -> Observation:
 
 
 def withhold_result(observation: Observation, secrets: tuple[str, ...]) -> Observation:
-    """The observation as sinks see it: a result that holds a secret is withheld whole."""
-    text = json.dumps(observation.result, ensure_ascii=False, allow_nan=False)
-    if guards.reveals(text, secrets):
+    """The observation as sinks see it: a result that holds a secret is withheld whole.
+
+    Looked for in the result's JSON text (numbers included) and in each of its
+    strings and keys as they are: a secret quoted by ``repr`` in a result (a tab
+    shown as a backslash and ``t``) is spelled otherwise once written as JSON.
+    """
+    texts = [json.dumps(observation.result, ensure_ascii=False, allow_nan=False)]
+    texts.extend(_strings(observation.result))
+    if guards.reveals("\n".join(texts), secrets):
         return Observation.success(PLACEHOLDER)
     return observation
+
+
+def _strings(value: object) -> list[str]:
+    """Every string and key in a result (JSON data, nested at most ``MAX_RESULT_DEPTH``)."""
+    found: list[str] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return found
 
 
 def new_correlation_id() -> str:
