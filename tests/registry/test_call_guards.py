@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Annotated
 
 from hypothesis import given
@@ -101,3 +102,25 @@ def test_a_sensitive_bytes_value_quoted_as_bytes_is_withheld(secret: str, how: s
         assert observation.code == "tool_error"
         assert observation.error is not None
         assert repr(secret.encode())[2:-1] not in observation.error.message
+
+
+_QUOTINGS: dict[str, Callable[[str], str]] = {
+    "plain": lambda s: s,
+    "repr": repr,
+    "ascii": ascii,
+    "json": json.dumps,
+    "json_utf8": lambda s: json.dumps(s, ensure_ascii=False),
+    "bytes": lambda s: str(s.encode()),
+    "list": lambda s: str([s]),
+}
+
+
+@given(
+    secret=st.text(alphabet=st.characters(exclude_categories=["Cs"]), min_size=4),
+    how=st.sampled_from(sorted(_QUOTINGS)),
+)
+def test_reveals_finds_a_secret_in_every_standard_quoting(secret: str, how: str) -> None:
+    """The quotings Python and JSON give a value by default, each inside a message."""
+    from boring_dispatch.registry._call_guards import reveals
+
+    assert reveals(f"failed: {_QUOTINGS[how](secret)} (see above)", [secret])
