@@ -310,10 +310,17 @@ def deferred(result: object) -> bool:
 
 
 def _forms(secret: str) -> tuple[str, ...]:
-    # As is, as ``repr`` and JSON show it, and as its UTF-8 bytes' ``repr`` shows them
-    # (a ``bytes`` argument is the UTF-8 of the text sent: b'caf\xc3\xa9').
+    # As is; as ``repr``, ``ascii`` and JSON (ASCII or UTF-8) show it; and as its UTF-8
+    # bytes' ``repr`` shows them (a ``bytes`` argument is the UTF-8 of the text sent).
     data = secret.encode("utf-8", "surrogatepass")
-    return (secret, repr(secret)[1:-1], json.dumps(secret)[1:-1], repr(data)[2:-1])
+    return (
+        secret,
+        repr(secret)[1:-1],
+        ascii(secret)[1:-1],
+        json.dumps(secret)[1:-1],
+        json.dumps(secret, ensure_ascii=False)[1:-1],
+        repr(data)[2:-1],
+    )
 
 
 def _folded(text: str) -> str:
