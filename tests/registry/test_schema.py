@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import subprocess
 import sys
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, Secret, SecretBytes, SecretStr, field_validator
@@ -288,3 +289,46 @@ def test_pydantic_is_imported_only_when_a_table_is_built() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+class _Level(enum.IntEnum):
+    ONE = 1
+
+
+class _Plain(enum.Enum):
+    ONE = 1
+    YES = True
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pydantic matches Literal and Enum values by Python equality (True == 1 == 1.0) "
+    "even in strict JSON mode; refusing it needs a check of the JSON types at every "
+    "literal place of the core schema (a design question for the schema builder)",
+)
+@pytest.mark.parametrize(
+    ("annotation", "text"),
+    [
+        (Literal[1], "true"),
+        (Literal[1], "1.0"),
+        (Literal[True], "1"),
+        (_Level, "1.0"),
+        (_Level, "true"),
+        (_Plain, "1.0"),
+        (list[Literal[1, 2]], "[true]"),
+    ],
+)
+def test_a_literal_or_enum_value_is_not_matched_across_json_types(
+    annotation: object, text: str
+) -> None:
+    """``true`` is not ``1`` and ``1.0`` is not ``1`` for a ``Literal`` or an ``Enum`` either:
+    the published schema (``const``/``enum``) tells a JSON Schema validator they differ."""
+    from boring_dispatch import Registry, Tool
+
+    def handler(x: object) -> dict[str, str]:
+        return {"x": repr(x)}
+
+    handler.__annotations__ = {"x": annotation, "return": dict[str, str]}
+    table = Registry({"t": Tool(handler, description="t")})
+    observation = table.dispatch_json(f'{{"name": "t", "args": {{"x": {text}}}}}')
+    assert observation.code == "invalid_arguments"
