@@ -99,7 +99,7 @@ def test_a_world_writable_directory_on_the_route_is_refused(
 ) -> None:
     config = corpus_copy / "officina.toml"
     directory = (corpus_copy / relative).resolve()
-    assert resolve_route(config, _ROUTE).command == ("read", "/tmp/x.yaml")
+    assert resolve_route(config, _ROUTE).binding.command == ("read", "/tmp/x.yaml")
     before = open_descriptors()
     try:
         directory.chmod(0o777)
@@ -107,7 +107,7 @@ def test_a_world_writable_directory_on_the_route_is_refused(
         assert code in {"dispatcher.unsafe_blueprint_path", "dispatcher.runtime_misconfigured"}
         assert "world-writable" in message
         directory.chmod(0o1777)  # the sticky bit: nobody renames what is not theirs
-        assert resolve_route(config, _ROUTE).command == ("read", "/tmp/x.yaml")
+        assert resolve_route(config, _ROUTE).binding.command == ("read", "/tmp/x.yaml")
     finally:
         directory.chmod(0o755)
     assert open_descriptors() == before
