@@ -111,3 +111,37 @@ def test_a_world_writable_directory_on_the_route_is_refused(
     finally:
         directory.chmod(0o755)
     assert open_descriptors() == before
+
+
+_ROUTE_FILES = (
+    "officina.toml",
+    "skills/list-manager/blueprint.yaml",
+    "skills/list-manager/_rtx/blueprint.yaml",
+    "skills/list-manager/_rtx/blueprints/rtx-yaml-store.yaml",
+)
+_NOBODY = 65534
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="design: the resolver does not check owners (the gateway child does, for code "
+    "only); a blueprint owned by another local user can rewrite the route's policy",
+)
+@pytest.mark.parametrize("relative", _ROUTE_FILES)
+def test_a_file_on_the_route_owned_by_another_user_is_refused(
+    corpus_copy: Path, relative: str
+) -> None:
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    config = corpus_copy / "officina.toml"
+    path = corpus_copy / relative
+    owner = path.stat()
+    assert resolve_route(config, _ROUTE).binding.command == ("read", "/tmp/x.yaml")
+    try:
+        os.chown(path, _NOBODY, _NOBODY)
+        code, _ = _failure(lambda: resolve_route(config, _ROUTE))
+        assert code in {"dispatcher.unsafe_blueprint_path", "dispatcher.runtime_misconfigured"}
+    finally:
+        os.chown(path, owner.st_uid, owner.st_gid)
