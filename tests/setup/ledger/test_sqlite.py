@@ -187,3 +187,27 @@ def test_an_existing_ledger_of_ours_loses_group_and_other_bits(tmp_path: Path) -
     path.chmod(0o666)
     _touch(path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "//r/a/officina.toml",
+        "/r//a/./officina.toml",
+        "/r/a/./officina.toml",
+        "///r/a/officina.toml",
+    ],
+)
+def test_every_spelling_of_one_configuration_shares_one_default_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    # load_config reads the same file for each spelling: a second ledger would keep
+    # its own setup states (a teardown recorded in one, still "ready" in the other).
+    from boring_dispatch.repository.repository import Repository
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    canonical = default_ledger_path(Path("/r/a/officina.toml"))
+    assert default_ledger_path(Path(spelling)) == canonical
+    assert default_ledger_path(spelling) == canonical  # type: ignore[arg-type]
+    gate = Repository(Path(spelling)).setup_gate()
+    assert gate.ledger()._backend.path == canonical  # type: ignore[attr-defined]
