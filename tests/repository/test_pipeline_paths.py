@@ -61,3 +61,87 @@ def test_every_unusable_configuration_path_fails_as_load_config_does(tmp_path: P
         assert expected[0] == "dispatcher.runtime_misconfigured"
         assert _failure(lambda path=path: resolve_route(path, REQUEST)) == expected, path  # type: ignore[misc]
     assert open_descriptors() == before
+
+
+# --------------------------------------------------------------------------- #
+# A world-writable directory (no sticky bit) anywhere on the way to what a
+# request reads: any local user can rename a blueprint or the configuration
+# away and put their own in its place (an open namespace route, another
+# binding), so the request is refused, whichever directory it is.
+
+_ROUTE = RouteRequest(
+    "list-manager", "list-manager._rtx.interface.read-list", argv=("/tmp/x.yaml",)
+)
+# Below the copied repository: every directory the route's reads pass through.
+_ROUTE_DIRECTORIES = (
+    ".",
+    "skills",
+    "skills/list-manager",
+    "skills/list-manager/_rtx",
+    "skills/list-manager/_rtx/blueprints",
+)
+
+
+@pytest.fixture(scope="module")
+def corpus_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import shutil
+
+    from kits.blueprints import corpus_dir
+
+    outer = tmp_path_factory.mktemp("outer").resolve()
+    shutil.copytree(corpus_dir(), outer / "repo", symlinks=True)
+    return outer / "repo"
+
+
+@pytest.mark.parametrize("relative", [*_ROUTE_DIRECTORIES, ".."])
+def test_a_world_writable_directory_on_the_route_is_refused(
+    corpus_copy: Path, relative: str
+) -> None:
+    config = corpus_copy / "officina.toml"
+    directory = (corpus_copy / relative).resolve()
+    assert resolve_route(config, _ROUTE).binding.command == ("read", "/tmp/x.yaml")
+    before = open_descriptors()
+    try:
+        directory.chmod(0o777)
+        code, message = _failure(lambda: resolve_route(config, _ROUTE))
+        assert code in {"dispatcher.unsafe_blueprint_path", "dispatcher.runtime_misconfigured"}
+        assert "world-writable" in message
+        directory.chmod(0o1777)  # the sticky bit: nobody renames what is not theirs
+        assert resolve_route(config, _ROUTE).binding.command == ("read", "/tmp/x.yaml")
+    finally:
+        directory.chmod(0o755)
+    assert open_descriptors() == before
+
+
+_ROUTE_FILES = (
+    "officina.toml",
+    "skills/list-manager/blueprint.yaml",
+    "skills/list-manager/_rtx/blueprint.yaml",
+    "skills/list-manager/_rtx/blueprints/rtx-yaml-store.yaml",
+)
+_NOBODY = 65534
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="design: the resolver does not check owners (the gateway child does, for code "
+    "only); a blueprint owned by another local user can rewrite the route's policy",
+)
+@pytest.mark.parametrize("relative", _ROUTE_FILES)
+def test_a_file_on_the_route_owned_by_another_user_is_refused(
+    corpus_copy: Path, relative: str
+) -> None:
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    config = corpus_copy / "officina.toml"
+    path = corpus_copy / relative
+    owner = path.stat()
+    assert resolve_route(config, _ROUTE).binding.command == ("read", "/tmp/x.yaml")
+    try:
+        os.chown(path, _NOBODY, _NOBODY)
+        code, _ = _failure(lambda: resolve_route(config, _ROUTE))
+        assert code in {"dispatcher.unsafe_blueprint_path", "dispatcher.runtime_misconfigured"}
+    finally:
+        os.chown(path, owner.st_uid, owner.st_gid)

@@ -355,10 +355,11 @@ def _accepted_stdin(route: Route, stdin: bytes | None) -> bytes | None:
     return stdin if route.binding.takes_stdin else None
 
 
-def dry_run_payload(route: Route) -> dict[str, object]:
+def dry_run_payload(route: Route, limits: ExecLimits | None = None) -> dict[str, object]:
     """The dry-run JSON object (BLUEPRINTS-V6 section 7.3, plus our additions).
 
-    Adds ``security_level``, ``output_audiences``, the full child ``argv`` and
+    Adds ``security_level``, ``output_audiences``, the full child ``argv`` (with
+    the ``limits`` a live call would be given; the defaults when ``None``) and
     ``authorization`` (the crossed namespace gates, the caller the terminal
     export admitted, and every policy that admitted the call and why, in order)
     to the keys of the existing implementation.
@@ -368,7 +369,7 @@ def dry_run_payload(route: Route) -> dict[str, object]:
 
     target = route.python_target
     payload: dict[str, object] = {
-        "argv": list(child_argv(route)),
+        "argv": list(child_argv(route, limits)),
         "authorization": {
             "crossed_gates": list(route.crossed_gates),
             "immediate_caller": route.immediate_caller,

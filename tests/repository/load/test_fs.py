@@ -219,3 +219,64 @@ def test_no_descriptor_leaks_on_success_or_refusal(tmp_path: Path) -> None:
             with pytest.raises(FsRefused):
                 read_regular(bad, CAP)
     assert open_descriptors() == before
+
+
+# --------------------------------------------------------------------------- #
+# Directories on the way: a world-writable one without the sticky bit lets any
+# local user rename its entries away and put their own in (a blueprint, the
+# configuration, a whole module directory), so the file checks below it mean
+# nothing. Every depth, every entry point, the tree and the full walk alike.
+
+_DEPTHS = 4
+
+
+def _nested(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """``tmp/d0/d1/d2/d3/f.yaml`` and the directories on its way, outermost first."""
+    top = tmp_path.resolve()
+    directories = [top.joinpath(*[f"d{i}" for i in range(depth + 1)]) for depth in range(_DEPTHS)]
+    leaf = write(directories[-1] / "f.yaml")
+    return leaf, directories
+
+
+def _answers(leaf: Path, base: Path) -> list[object]:
+    """What every entry point makes of ``leaf`` and its directory: a reason or the data."""
+
+    def outcome(call: object, *args: object) -> object:
+        assert callable(call)
+        try:
+            result = call(*args)
+        except FsRefused as refused:
+            return refused.reason
+        return "ok" if not isinstance(result, bytes) else result
+
+    with _fs.DirectoryTree(base) as tree:
+        through_tree = [
+            outcome(tree.read, leaf, CAP),
+            outcome(tree.stat, leaf),
+            outcome(tree.identity, leaf.parent),
+        ]
+    return [
+        outcome(read_regular, leaf, CAP),
+        outcome(stat_regular, leaf),
+        outcome(directory_identity, leaf.parent),
+        *through_tree,
+    ]
+
+
+@pytest.mark.parametrize("depth", range(_DEPTHS))
+@pytest.mark.parametrize("base_depth", [0, 2])
+def test_a_world_writable_directory_without_the_sticky_bit_is_refused_at_any_depth(
+    tmp_path: Path, depth: int, base_depth: int
+) -> None:
+    leaf, directories = _nested(tmp_path)
+    base = directories[base_depth]
+    try:
+        for mode, expected in ((0o777, "unsafe_directory"), (0o1777, None), (0o775, None)):
+            directories[depth].chmod(mode)
+            answers = _answers(leaf, base)
+            if expected is None:
+                assert answers == [b"a: 1\n", "ok", "ok"] * 2, oct(mode)
+            else:
+                assert answers == [expected] * 6, oct(mode)
+    finally:
+        directories[depth].chmod(0o755)

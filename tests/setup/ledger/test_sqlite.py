@@ -118,3 +118,96 @@ def test_ledger_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert open_ledger(tmp_path / "o.toml", str(tmp_path / "x.sqlite3")).backend_name == "sqlite"
     monkeypatch.setenv("BORING_DISPATCH_LEDGER", "postgresql://127.0.0.1:1/none")
     assert open_ledger(tmp_path / "o.toml").backend_name == "postgresql"
+
+
+# --------------------------------------------------------------------------- #
+# The ledger decides whether a managed setup is ready: whoever can swap or
+# write the file can open the gate. What is already at the path is held to the
+# rule the safe appender uses: the directory and the file are the effective
+# user's, reached without a symlink at either, the directory writable by no one
+# else, the file regular with one link (and made 0600).
+
+_OTHER_UID = 65534
+
+
+def _planted(tmp_path: Path, case: str) -> Path:
+    """A ledger path with ``case`` already in place; its directory is ``tmp_path/dir``."""
+    import os
+
+    directory = tmp_path / "dir"
+    directory.mkdir(mode=0o700)
+    path = directory / "ledger.sqlite3"
+    if case == "directory_symlink":
+        real = tmp_path / "elsewhere"
+        real.mkdir(mode=0o700)
+        directory.rmdir()
+        directory.symlink_to(real, target_is_directory=True)
+    elif case == "world_writable_directory":
+        directory.chmod(0o777)
+    elif case == "group_writable_directory":
+        directory.chmod(0o770)
+    elif case == "directory_of_another_user":
+        os.chown(directory, _OTHER_UID, _OTHER_UID)
+    elif case == "file_of_another_user":
+        _touch(path)
+        os.chown(path, _OTHER_UID, _OTHER_UID)
+    elif case == "hard_link":
+        _touch(path)
+        os.link(path, tmp_path / "second-name")
+    elif case == "fifo":
+        os.mkfifo(path, 0o600)
+    return path
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "directory_symlink",
+        "world_writable_directory",
+        "group_writable_directory",
+        "directory_of_another_user",
+        "file_of_another_user",
+        "hard_link",
+        "fifo",
+    ],
+)
+def test_a_ledger_someone_else_can_swap_or_write_is_refused(tmp_path: Path, case: str) -> None:
+    import os
+
+    if os.geteuid() != 0 and "another_user" in case:
+        pytest.skip("giving a file to another user needs root")
+    path = _planted(tmp_path, case)
+    with pytest.raises(SetupUnavailable), open_sqlite(path).transaction() as tx:
+        ops.append_event(tx, "test")
+
+
+def test_an_existing_ledger_of_ours_loses_group_and_other_bits(tmp_path: Path) -> None:
+    path = _planted(tmp_path, "plain")
+    _touch(path)
+    path.chmod(0o666)
+    _touch(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "//r/a/officina.toml",
+        "/r//a/./officina.toml",
+        "/r/a/./officina.toml",
+        "///r/a/officina.toml",
+    ],
+)
+def test_every_spelling_of_one_configuration_shares_one_default_ledger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    # load_config reads the same file for each spelling: a second ledger would keep
+    # its own setup states (a teardown recorded in one, still "ready" in the other).
+    from boring_dispatch.repository.repository import Repository
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    canonical = default_ledger_path(Path("/r/a/officina.toml"))
+    assert default_ledger_path(Path(spelling)) == canonical
+    assert default_ledger_path(spelling) == canonical  # type: ignore[arg-type]
+    gate = Repository(Path(spelling)).setup_gate()
+    assert gate.ledger()._backend.path == canonical  # type: ignore[attr-defined]

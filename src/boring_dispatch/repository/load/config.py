@@ -60,6 +60,7 @@ _FS_REASONS: Final = {
     "not_directory": "has a component that is not a directory",
     "not_regular": "is not a regular file",
     "unsafe_mode": "is world-writable",
+    "unsafe_directory": "has a world-writable directory on the way (no sticky bit)",
     "too_large": f"is larger than {MAX_CONFIG_BYTES} bytes",
     "io": "cannot be opened",
     "unreadable": "cannot be read",

@@ -11,10 +11,16 @@ the size cap) and read from that descriptor only: it is never re-opened by
 path, so swapping a component for a symlink between checks cannot redirect
 the read.
 
+Every directory on the way, from ``/`` down, is ``fstat``-ed on its
+descriptor as it is opened: a world-writable one without the sticky bit is
+refused, since any local user could rename its entries away and put their
+own in (the file checks below it would then mean nothing). ``/tmp`` and other
+sticky directories are accepted: nobody renames there what is not theirs.
+
 What this does not protect against: a writer who can modify the real files
-(hard links and group-writable files are accepted, so that ordinary
-checkouts under ``umask 002`` work; directories are not checked for
-permissions, since temporary directories are world-writable).
+(hard links and group-writable files and directories are accepted, so that
+ordinary checkouts under ``umask 002`` work), and entries another user
+creates in a sticky world-writable directory (owners are not checked).
 
 Nothing here lists a directory. Refusals are :class:`FsRefused`, which every
 caller translates into its own ``dispatcher.*`` error at once; it never
@@ -23,21 +29,27 @@ escapes the blueprints package.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from pathlib import Path
 
+from boring_dispatch.repository.load._fs_checks import (
+    FsRefused,
+    check_directory,
+    check_opened,
+    classify,
+)
+
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
-    from typing import Final, Literal, Self
+    from typing import Final, Self
+
 
 __all__ = [
     "MAX_BLUEPRINT_BYTES",
     "MAX_CONFIG_BYTES",
     "DirectoryTree",
     "FsRefused",
-    "Reason",
     "directory_identity",
     "read_regular",
     "relative_parts",
@@ -51,48 +63,12 @@ MAX_BLUEPRINT_BYTES: Final = 1 << 20
 #: Cap on ``officina.toml``; the real one is a few hundred bytes.
 MAX_CONFIG_BYTES: Final = 64 << 10
 
-if TYPE_CHECKING:
-    #: Why a path was refused.
-    #: ``missing``: a component does not exist (or its name is too long to exist);
-    #: ``symlink``: a component is a symbolic link;
-    #: ``not_directory``: a non-final component is not a directory;
-    #: ``not_regular``: the final object is not a regular file (FIFO, socket,
-    #: device, directory), or changed between ``lstat`` and ``open``;
-    #: ``unsafe_mode``: the file is world-writable;
-    #: ``too_large``: more bytes than the cap;
-    #: ``io``: any other operating-system failure while opening (permissions...);
-    #: ``unreadable``: reading the opened file failed;
-    #: ``invalid_path``: the path text itself is not acceptable (relative, NUL...).
-    Reason = Literal[
-        "missing",
-        "symlink",
-        "not_directory",
-        "not_regular",
-        "unsafe_mode",
-        "too_large",
-        "io",
-        "unreadable",
-        "invalid_path",
-    ]
-
 _DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 _READ_CHUNK: Final = 1 << 16
 #: How many directory descriptors one :class:`DirectoryTree` keeps open.
 _MAX_TREE_DIRECTORIES: Final = 64
 _UNCLEAN_NAMES: Final = frozenset({"", ".", ".."})
-
-
-class FsRefused(Exception):
-    """A path failed one of the checks; ``reason`` says which. Internal only."""
-
-    def __init__(self, reason: Reason, path: Path) -> None:
-        super().__init__(reason, path)
-        self.reason: Final = reason
-        self.path: Final = path
-
-    def __str__(self) -> str:
-        return f"{self.reason}: {self.path}"
 
 
 def relative_parts(text: object) -> tuple[str, ...] | None:
@@ -124,7 +100,7 @@ def read_regular(path: Path, cap: int) -> bytes:
         The file's bytes (at most ``cap``).
 
     Raises:
-        FsRefused: see :data:`Reason`.
+        FsRefused: see :data:`._fs_checks.Reason`.
     """
     return _read_opened(*_open_file(path), cap, path)
 
@@ -137,7 +113,7 @@ def stat_regular(path: Path) -> os.stat_result:
     ``fstat``s the opened file.
 
     Raises:
-        FsRefused: see :data:`Reason` (never ``too_large``).
+        FsRefused: see :data:`._fs_checks.Reason` (never ``too_large``).
     """
     return _close_opened(*_open_file(path))
 
@@ -257,7 +233,12 @@ class DirectoryTree:
                     try:
                         child = os.open(name, _DIR_FLAGS, dir_fd=fd)
                     except OSError as exc:
-                        raise _classify(exc, fd, name, path, directory=True) from None
+                        raise classify(exc, fd, name, path, directory=True) from None
+                    try:
+                        check_directory(child, path)
+                    except FsRefused:
+                        os.close(child)
+                        raise
                     if owned is None and len(directories) < _MAX_TREE_DIRECTORIES:
                         directories[key] = child
                     else:
@@ -323,13 +304,15 @@ def _walk(path: Path, names: tuple[str, ...]) -> int:
     """Open ``/`` then each name below it as a directory; return the last descriptor."""
     fd = os.open("/", _DIR_FLAGS)
     try:
+        check_directory(fd, path)
         for name in names:
             try:
                 child = os.open(name, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
-                raise _classify(exc, fd, name, path, directory=True) from None
+                raise classify(exc, fd, name, path, directory=True) from None
             os.close(fd)
             fd = child
+            check_directory(fd, path)
     except BaseException:
         os.close(fd)
         raise
@@ -341,7 +324,7 @@ def _open_leaf(directory: int, name: str, path: Path) -> tuple[int, os.stat_resu
     try:
         before = os.stat(name, dir_fd=directory, follow_symlinks=False)
     except OSError as exc:
-        raise _classify(exc, directory, name, path, directory=False) from None
+        raise classify(exc, directory, name, path, directory=False) from None
     if stat.S_ISLNK(before.st_mode):
         raise FsRefused("symlink", path)
     if not stat.S_ISREG(before.st_mode):
@@ -349,23 +332,14 @@ def _open_leaf(directory: int, name: str, path: Path) -> tuple[int, os.stat_resu
     try:
         fd = os.open(name, _FILE_FLAGS, dir_fd=directory)
     except OSError as exc:
-        raise _classify(exc, directory, name, path, directory=False) from None
+        raise classify(exc, directory, name, path, directory=False) from None
     try:
         after = os.fstat(fd)
-        _check_opened(after, before, path)
+        check_opened(after, before, path)
     except BaseException:
         os.close(fd)
         raise
     return fd, after
-
-
-def _check_opened(after: os.stat_result, before: os.stat_result, path: Path) -> None:
-    """The opened file is the one ``lstat`` saw, still regular, and not world-writable."""
-    same = (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
-    if not stat.S_ISREG(after.st_mode) or not same:
-        raise FsRefused("not_regular", path)
-    if after.st_mode & stat.S_IWOTH:
-        raise FsRefused("unsafe_mode", path)
 
 
 def _read_capped(fd: int, first: int, cap: int, path: Path) -> bytes:
@@ -383,21 +357,3 @@ def _read_capped(fd: int, first: int, cap: int, path: Path) -> bytes:
         total += len(chunk)
         want = _READ_CHUNK
     return b"".join(chunks)
-
-
-def _classify(exc: OSError, parent: int, name: str, path: Path, *, directory: bool) -> FsRefused:
-    """Name the failure of an ``open``/``lstat``; the request fails whatever the answer."""
-    if exc.errno in (errno.ENOENT, errno.ENAMETOOLONG):
-        return FsRefused("missing", path)
-    if exc.errno == errno.ELOOP:
-        return FsRefused("symlink", path)
-    if exc.errno == errno.ENOTDIR and directory:
-        # O_DIRECTORY|O_NOFOLLOW reports a symlink as ENOTDIR: look (without following).
-        try:
-            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
-        except OSError:
-            return FsRefused("io", path)
-        if stat.S_ISLNK(info.st_mode):
-            return FsRefused("symlink", path)
-        return FsRefused("not_directory", path)
-    return FsRefused("io", path)

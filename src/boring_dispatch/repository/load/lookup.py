@@ -64,6 +64,7 @@ _FS_REASONS: Final = {
     "not_directory": "a path component is not a directory",
     "not_regular": "not a regular file",
     "unsafe_mode": "the file is world-writable",
+    "unsafe_directory": "a directory on the way is world-writable (no sticky bit)",
     "io": "a path component cannot be inspected",
     "invalid_path": "not a clean path",
     "missing": "a path component is missing",

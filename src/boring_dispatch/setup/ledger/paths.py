@@ -14,12 +14,15 @@ LEDGER_ENV: Final = "BORING_DISPATCH_LEDGER"
 
 
 def default_ledger_path(config_path: Path) -> Path:
-    """``$XDG_STATE_HOME/boring-dispatch/ledger-<hash of the configuration path>.sqlite3``.
+    """``$XDG_STATE_HOME/boring-dispatch/ledger-<hash of the clean configuration path>.sqlite3``.
 
     A relative or empty ``XDG_STATE_HOME`` is ignored (the XDG rule); the
     fallback is ``~/.local/state``.
     """
     state = os.environ.get("XDG_STATE_HOME", "")
     base = Path(state) if state and Path(state).is_absolute() else Path.home() / ".local" / "state"
-    digest = hashlib.sha256(os.fsencode(str(config_path))).hexdigest()[:24]
+    # Hashed as the configuration loader reads it: "//r", "/r//a" and "/r/./a" name one
+    # file, so they share one ledger (two would keep two setup states for one repository).
+    names = [name for name in os.fspath(config_path).split("/") if name not in ("", ".")]
+    digest = hashlib.sha256(os.fsencode("/" + "/".join(names))).hexdigest()[:24]
     return base / "boring-dispatch" / f"ledger-{digest}.sqlite3"

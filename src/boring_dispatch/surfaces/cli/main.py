@@ -297,16 +297,17 @@ def _run_invocation(options: _Invocation, collector_paused: bool = False) -> int
     # Not Repository.open: resolve() reads and validates the configuration for the
     # request anyway, so validating it first as well would read it twice.
     repository = Repository(Path(options.config))
-    if options.dry_run:
-        # A dry run never reads stdin.
-        payload = dry_run_payload(repository.resolve(request))
-        sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
-        return 0
+    # Before the dry-run branch: a dry run shows (and refuses) what the live call would.
     limits = ExecLimits() if options.timeout is None else ExecLimits(timeout_s=options.timeout)
     if options.run_as is not None:
         from boring_dispatch.process.run_as import with_run_as
 
         limits = with_run_as(limits, options.run_as)
+    if options.dry_run:
+        # A dry run never reads stdin.
+        payload = dry_run_payload(repository.resolve(request), limits)
+        sys.stdout.write(json.dumps(payload, indent=2, sort_keys=True) + "\n")
+        return 0
     from boring_dispatch.observe.trace import new_trace_id
 
     if options.audit is not None:
