@@ -122,12 +122,9 @@ _ROUTE_FILES = (
 _NOBODY = 65534
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="design: the resolver does not check owners (the gateway child does, for code "
-    "only); a blueprint owned by another local user can rewrite the route's policy",
+@pytest.mark.parametrize(
+    "relative", [*_ROUTE_FILES, "skills/list-manager/_rtx/_yaml_store.py", *_ROUTE_DIRECTORIES, ".."]
 )
-@pytest.mark.parametrize("relative", _ROUTE_FILES)
 def test_a_file_on_the_route_owned_by_another_user_is_refused(
     corpus_copy: Path, relative: str
 ) -> None:
@@ -141,7 +138,8 @@ def test_a_file_on_the_route_owned_by_another_user_is_refused(
     assert resolve_route(config, _ROUTE).binding.command == ("read", "/tmp/x.yaml")
     try:
         os.chown(path, _NOBODY, _NOBODY)
-        code, _ = _failure(lambda: resolve_route(config, _ROUTE))
+        code, message = _failure(lambda: resolve_route(config, _ROUTE))
         assert code in {"dispatcher.unsafe_blueprint_path", "dispatcher.runtime_misconfigured"}
+        assert "untrusted" in message
     finally:
         os.chown(path, owner.st_uid, owner.st_gid)

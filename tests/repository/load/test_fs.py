@@ -280,3 +280,31 @@ def test_a_world_writable_directory_without_the_sticky_bit_is_refused_at_any_dep
                 assert answers == [expected] * 6, oct(mode)
     finally:
         directories[depth].chmod(0o755)
+
+
+# Owners: a file, or a directory on its way, that belongs to another local user
+# is that user's to rewrite or swap; only root and the dispatcher's own user
+# are trusted (the gateway child trusts the same two for code). Every depth,
+# every entry point, the tree and the full walk alike.
+
+_NOBODY = 65534
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+@pytest.mark.parametrize("depth", [*range(_DEPTHS), "leaf"])
+@pytest.mark.parametrize("base_depth", [0, 2])
+def test_a_file_or_directory_another_user_owns_is_refused_at_any_depth(
+    tmp_path: Path, depth: int | str, base_depth: int
+) -> None:
+    leaf, directories = _nested(tmp_path)
+    base = directories[base_depth]
+    target = leaf if depth == "leaf" else directories[int(depth)]
+    for uid, gid in ((_NOBODY, _NOBODY), (os.geteuid(), _NOBODY), (0, 0)):
+        os.chown(target, uid, gid)
+        answers = _answers(leaf, base)
+        if uid not in (0, os.geteuid()):
+            # The leaf's own owner does not matter to its directory's identity.
+            expected = ["unsafe_owner", "unsafe_owner", "ok" if depth == "leaf" else "unsafe_owner"]
+            assert answers == expected * 2, uid
+        else:
+            assert answers == [b"a: 1\n", "ok", "ok"] * 2, (uid, gid)

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     #: device, directory), or changed between ``lstat`` and ``open``;
     #: ``unsafe_mode``: the file is world-writable;
     #: ``unsafe_directory``: a directory on the way is world-writable without the sticky bit;
+    #: ``unsafe_owner``: the file, or a directory on the way, belongs to a user other than
+    #: root and the dispatcher's own (effective) user;
     #: ``too_large``: more bytes than the cap;
     #: ``io``: any other operating-system failure while opening (permissions...);
     #: ``unreadable``: reading the opened file failed;
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
         "not_regular",
         "unsafe_mode",
         "unsafe_directory",
+        "unsafe_owner",
         "too_large",
         "io",
         "unreadable",
@@ -52,20 +55,30 @@ class FsRefused(Exception):
         return f"{self.reason}: {self.path}"
 
 
+def _trusted(uid: int) -> bool:
+    """Root and the dispatcher's effective user: the owners the gateway child trusts too."""
+    return uid == 0 or uid == os.geteuid()
+
+
 def check_directory(fd: int, path: Path) -> None:
-    """Refuse an opened directory that is world-writable without the sticky bit."""
-    mode = os.fstat(fd).st_mode
+    """Refuse an opened directory another user owns, or world-writable without the sticky bit."""
+    info = os.fstat(fd)
+    mode = info.st_mode
     if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
         raise FsRefused("unsafe_directory", path)
+    if not _trusted(info.st_uid):
+        raise FsRefused("unsafe_owner", path)
 
 
 def check_opened(after: os.stat_result, before: os.stat_result, path: Path) -> None:
-    """The opened file is the one ``lstat`` saw, still regular, and not world-writable."""
+    """The opened file is the one ``lstat`` saw, still regular, ours and not world-writable."""
     same = (after.st_dev, after.st_ino) == (before.st_dev, before.st_ino)
     if not stat.S_ISREG(after.st_mode) or not same:
         raise FsRefused("not_regular", path)
     if after.st_mode & stat.S_IWOTH:
         raise FsRefused("unsafe_mode", path)
+    if not _trusted(after.st_uid):
+        raise FsRefused("unsafe_owner", path)
 
 
 def classify(exc: OSError, parent: int, name: str, path: Path, *, directory: bool) -> FsRefused:

@@ -61,6 +61,7 @@ _FS_REASONS: Final = {
     "not_regular": "is not a regular file",
     "unsafe_mode": "is world-writable",
     "unsafe_directory": "has a world-writable directory on the way (no sticky bit)",
+    "unsafe_owner": "belongs, or a directory on the way belongs, to an untrusted user",
     "too_large": f"is larger than {MAX_CONFIG_BYTES} bytes",
     "io": "cannot be opened",
     "unreadable": "cannot be read",

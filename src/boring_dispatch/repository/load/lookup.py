@@ -65,6 +65,7 @@ _FS_REASONS: Final = {
     "not_regular": "not a regular file",
     "unsafe_mode": "the file is world-writable",
     "unsafe_directory": "a directory on the way is world-writable (no sticky bit)",
+    "unsafe_owner": "the file, or a directory on the way, has an untrusted owner",
     "io": "a path component cannot be inspected",
     "invalid_path": "not a clean path",
     "missing": "a path component is missing",
