@@ -5,7 +5,8 @@ Modules (root ``skills``):
 - ``host``: the discoverable skill every test calls as.
 - ``base``: ``base.interface.setup`` is a **Python** step (entry ``Setup``: it
   reads ``control.txt`` in its module directory: ``ok`` exits 0, ``fail``
-  exits 1, ``sleep`` writes its pid to ``pid.txt`` and sleeps), requiring
+  exits 1, ``sleep`` writes its pid to ``pid.txt`` and sleeps, ``uid`` prints
+  ``setup uid=N`` and exits 0), requiring
   nothing; ``base.interface.work`` prints ``work``; ``base.interface.teardown``.
 - ``app``: ``app.interface.setup`` is a **Markdown** step (no process
   binding) requiring ``base.interface.setup@1``; ``app.interface.read``
@@ -48,6 +49,9 @@ GATEWAY: Final = textwrap.dedent(
             if mode == "sleep":
                 Path("pid.txt").write_text(str(os.getpid()))
                 time.sleep(300)
+            if mode == "uid":
+                print(f"setup uid={os.getuid()}")
+                return 0
             print("setup " + mode)
             return 0 if mode == "ok" else 1
 

@@ -1,0 +1,89 @@
+"""A setup step the manager runs over MCP is a gateway of the session: the server's limits hold.
+
+``dispatcher mcp --timeout``, ``--run-as`` and ``--spawn-gateways`` apply to
+every gateway the session launches, nested ones included (docs/mcp.md). The
+manager's ``run-python`` route launches the current Python step of a flow;
+that launch must get the server's limits and the call's trace id (so that a
+cancel reaches it), not the library defaults (a 60 s timeout, the dispatcher's
+own user). Each test drives a real ``dispatcher mcp`` with the SDK client.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kits.mcp import McpServer
+from kits.setup_repo import CALLER, write_setup_repository
+
+#: The server's --timeout in these tests; the library default is 60 s.
+TIMEOUT_S = 2
+NOBODY = 65534
+
+
+def _serve(tmp_path: Path, *extra: str) -> Iterator[tuple[McpServer, Path]]:
+    config = write_setup_repository(tmp_path / "repo")
+    ledger = tmp_path / "ledger.sqlite3"
+    with (
+        (tmp_path / "server.log").open("w+", encoding="utf-8") as errlog,
+        McpServer(
+            ["mcp", "--config", str(config), "--ledger", str(ledger), *extra],
+            env={"ASSISTANT_LOGS": str(tmp_path / "logs")},
+            cwd=config.parent,
+            errlog=errlog,
+        ) as running,
+    ):
+        yield running, config.parent
+
+
+def _setup_of_base(server: McpServer) -> dict[str, Any]:
+    """Begin the flow of ``base.interface.work`` and run its Python step; the route's result."""
+    refused = server.call(
+        "invoke_security_0",
+        {"caller": CALLER, "interface": "base.interface.work", "version": 1},
+    )
+    begin = refused["structuredContent"]["result"]["dispatcher"]["setup"]["manager"]
+    began = server.call("invoke_security_2", begin)
+    assert began["isError"] is False, began
+    step = began["structuredContent"]["result"]["dispatcher"]["setup"]
+    assert step["step"] == "base.interface.setup@1", step
+    ran = server.call("invoke_security_2", step["manager"])
+    assert ran["isError"] is False, ran
+    setup = ran["structuredContent"]["result"]["dispatcher"]["setup"]
+    assert isinstance(setup, dict)
+    return setup
+
+
+@pytest.mark.parametrize("mode", [(), ("--spawn-gateways",)], ids=["forked", "spawned"])
+def test_a_setup_step_over_mcp_ends_at_the_servers_timeout(
+    tmp_path: Path, mode: tuple[str, ...]
+) -> None:
+    for server, root in _serve(tmp_path, f"--timeout={TIMEOUT_S}", *mode):
+        (root / "skills" / "base" / "control.txt").write_text("sleep\n")
+        began = time.monotonic()
+        setup = _setup_of_base(server)
+        elapsed = time.monotonic() - began
+        assert setup["ran"]["ok"] is False
+        assert setup["status"] == "failed", setup
+        # The server's timeout (plus the group's grace), not the library's 60 s.
+        assert elapsed < TIMEOUT_S + 15, elapsed
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="--run-as needs a root dispatcher")
+def test_a_setup_step_over_mcp_never_runs_as_the_dispatchers_user_under_run_as(
+    tmp_path: Path,
+) -> None:
+    tmp_path.chmod(0o755)
+    for server, root in _serve(tmp_path, f"--run-as={NOBODY}:{NOBODY}"):
+        (root / "skills" / "base" / "control.txt").write_text("uid\n")
+        ran = _setup_of_base(server)["ran"]
+        # Either it ran as the run-as user, or (an interpreter that user cannot run) it
+        # could not start: never as root.
+        assert "uid=0" not in str(ran.get("stdout", "")), ran
+        if ran["ok"]:
+            assert ran["stdout"] == f"setup uid={NOBODY}\n"
