@@ -108,7 +108,7 @@ def _fresh_stdio() -> list[object]:
     for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
         old = getattr(sys, name)
         raw = io.FileIO(fd, "rb" if fd == 0 else "wb", closefd=False)
-        raw.name = f"<{name}>"  # type: ignore[misc] # as create_stdio names them
+        raw.name = f"<{name}>"  # as create_stdio names them
         buffered: io.BufferedReader | io.BufferedWriter = (
             io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
         )
