@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from kits.gateways import process_gone, wait_until, written
 from kits.mcp import McpServer
 from kits.setup_repo import CALLER, write_setup_repository
 
@@ -87,3 +88,25 @@ def test_a_setup_step_over_mcp_never_runs_as_the_dispatchers_user_under_run_as(
         assert "uid=0" not in str(ran.get("stdout", "")), ran
         if ran["ok"]:
             assert ran["stdout"] == f"setup uid={NOBODY}\n"
+
+
+@pytest.mark.parametrize("mode", [(), ("--spawn-gateways",)], ids=["forked", "spawned"])
+def test_a_cancelled_setup_step_over_mcp_ends_its_gateway(
+    tmp_path: Path, mode: tuple[str, ...]
+) -> None:
+    """The client gives up on ``run-python``: the step's gateway ends, as a launch's does."""
+    for server, root in _serve(tmp_path, "--timeout=120", *mode):
+        module = root / "skills" / "base"
+        (module / "control.txt").write_text("sleep\n")
+        refused = server.call(
+            "invoke_security_0",
+            {"caller": CALLER, "interface": "base.interface.work", "version": 1},
+        )
+        begin = refused["structuredContent"]["result"]["dispatcher"]["setup"]["manager"]
+        step = server.call("invoke_security_2", begin)["structuredContent"]["result"]
+        run_python = step["dispatcher"]["setup"]["manager"]
+        error = server.call_with_timeout("invoke_security_2", run_python, 3.0)
+        assert error is not None  # the client gave up (and sent its cancel)
+        assert written(module / "pid.txt")
+        pid = int((module / "pid.txt").read_text())
+        assert wait_until(lambda: process_gone(pid)), "the cancelled step's gateway still runs"
