@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ TIMEOUT_S = 2
 NOBODY = 65534
 
 
+@contextmanager
 def _serve(tmp_path: Path, *extra: str) -> Iterator[tuple[McpServer, Path]]:
     config = write_setup_repository(tmp_path / "repo")
     ledger = tmp_path / "ledger.sqlite3"
@@ -64,7 +66,7 @@ def _setup_of_base(server: McpServer) -> dict[str, Any]:
 def test_a_setup_step_over_mcp_ends_at_the_servers_timeout(
     tmp_path: Path, mode: tuple[str, ...]
 ) -> None:
-    for server, root in _serve(tmp_path, f"--timeout={TIMEOUT_S}", *mode):
+    with _serve(tmp_path, f"--timeout={TIMEOUT_S}", *mode) as (server, root):
         (root / "skills" / "base" / "control.txt").write_text("sleep\n")
         began = time.monotonic()
         setup = _setup_of_base(server)
@@ -80,7 +82,7 @@ def test_a_setup_step_over_mcp_never_runs_as_the_dispatchers_user_under_run_as(
     tmp_path: Path,
 ) -> None:
     tmp_path.chmod(0o755)
-    for server, root in _serve(tmp_path, f"--run-as={NOBODY}:{NOBODY}"):
+    with _serve(tmp_path, f"--run-as={NOBODY}:{NOBODY}") as (server, root):
         (root / "skills" / "base" / "control.txt").write_text("uid\n")
         ran = _setup_of_base(server)["ran"]
         # Either it ran as the run-as user, or (an interpreter that user cannot run) it
@@ -95,7 +97,7 @@ def test_a_cancelled_setup_step_over_mcp_ends_its_gateway(
     tmp_path: Path, mode: tuple[str, ...]
 ) -> None:
     """The client gives up on ``run-python``: the step's gateway ends, as a launch's does."""
-    for server, root in _serve(tmp_path, "--timeout=120", *mode):
+    with _serve(tmp_path, "--timeout=120", *mode) as (server, root):
         module = root / "skills" / "base"
         (module / "control.txt").write_text("sleep\n")
         refused = server.call(
@@ -109,4 +111,5 @@ def test_a_cancelled_setup_step_over_mcp_ends_its_gateway(
         assert error is not None  # the client gave up (and sent its cancel)
         assert written(module / "pid.txt")
         pid = int((module / "pid.txt").read_text())
+        # While the server still runs (its end would end the gateway anyway).
         assert wait_until(lambda: process_gone(pid)), "the cancelled step's gateway still runs"
