@@ -5,11 +5,14 @@ every gateway the session launches, nested ones included (docs/mcp.md). The
 manager's ``run-python`` route launches the current Python step of a flow;
 that launch must get the server's limits and the call's trace id (so that a
 cancel reaches it), not the library defaults (a 60 s timeout, the dispatcher's
-own user). Each test drives a real ``dispatcher mcp`` with the SDK client.
+own user). A live ``run-python`` call also waits for one of the server's call
+slots, as a launch does. Each test drives a real ``dispatcher mcp`` with the
+SDK client.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import time
 from collections.abc import Iterator
@@ -19,8 +22,10 @@ from typing import Any
 
 import pytest
 
+from boring_dispatch.surfaces.mcp.server import MAX_CONCURRENT_CALLS
 from kits.gateways import process_gone, wait_until, written
 from kits.mcp import McpServer
+from kits.mcpcalls import BoundedServer
 from kits.setup_repo import CALLER, write_setup_repository
 
 #: The server's --timeout in these tests; the library default is 60 s.
@@ -113,3 +118,35 @@ def test_a_cancelled_setup_step_over_mcp_ends_its_gateway(
         pid = int((module / "pid.txt").read_text())
         # While the server still runs (its end would end the gateway anyway).
         assert wait_until(lambda: process_gone(pid)), "the cancelled step's gateway still runs"
+
+
+def test_a_setup_step_over_mcp_waits_for_a_call_slot(tmp_path: Path) -> None:
+    """Every slot held by a running gateway: the step's gateway starts only once one is free."""
+    config = write_setup_repository(tmp_path / "repo")
+    plain = config.parent / "skills" / "plain"
+    hold = {"caller": CALLER, "interface": "plain.interface.hold", "version": 1}
+    args = ["mcp", "--config", str(config), "--ledger", str(tmp_path / "ledger.sqlite3")]
+    env = {"ASSISTANT_LOGS": str(tmp_path / "logs")}
+    with (
+        (tmp_path / "server.log").open("w+", encoding="utf-8") as errlog,
+        BoundedServer(args, env=env, cwd=config.parent, errlog=errlog) as server,
+    ):
+        refused = server.call(
+            "invoke_security_0",
+            {"caller": CALLER, "interface": "base.interface.work", "version": 1},
+        )
+        begin = refused["structuredContent"]["result"]["dispatcher"]["setup"]["manager"]
+        step = server.call("invoke_security_2", begin)["structuredContent"]["result"]
+        run_python = step["dispatcher"]["setup"]["manager"]
+        held = [server.start_call("invoke_security_0", hold) for _ in range(MAX_CONCURRENT_CALLS)]
+        try:
+            assert wait_until(lambda: len(list(plain.glob("hold-*.pid"))) == MAX_CONCURRENT_CALLS)
+            waiting = server.start_call("invoke_security_2", run_python)
+            done, _ = concurrent.futures.wait([waiting], timeout=3.0)
+            assert not done, "the setup step ran while every call slot was held"
+        finally:
+            (plain / "release").touch()
+            for future in held:
+                future.result(timeout=30)
+        ran = waiting.result(timeout=30).structured_content["result"]["dispatcher"]["setup"]
+        assert ran["ran"]["ok"] is True, ran
