@@ -105,3 +105,19 @@ def test_a_failing_sink_stops_live_manager_calls(
     ran = calls.call("invoke_security_2", _projection("teardown-all", {}), trace_id=TRACE)
     assert ran.is_error is False
     assert [e.outcome for e in sink.events] == ["dispatcher.internal_error", "ok"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[3]}" for c in CASES])
+def test_a_live_manager_call_carries_its_trace_id_as_every_repository_call_does(
+    calls_and_sink: tuple[RepositoryCalls, Keep], case: tuple[str, str, dict[str, object], str]
+) -> None:
+    """docs/mcp.md section 6: every non-dry call, refusals included, in the result and _meta."""
+    calls, _ = calls_and_sink
+    route, tool, options, _outcome = case
+    result = calls.call(tool, _projection(route, options), trace_id=TRACE)
+    dispatcher = result.structured["result"]["dispatcher"]  # type: ignore[index]
+    assert dispatcher["trace_id"] == TRACE
+    assert (result.wire_meta() or {}).get("dev.boring-dispatch/trace_id") == TRACE
+    dry = calls.call(tool, _projection(route, options, dry_run=True), trace_id=TRACE)
+    assert "trace_id" not in dry.structured["result"]["dispatcher"]  # type: ignore[index]
+    assert "dev.boring-dispatch/trace_id" not in (dry.wire_meta() or {})
