@@ -168,13 +168,14 @@ class RepositoryCalls:
             request = projection.request
             if is_manager_call(request):
                 traced = None if projection.dry_run else traced
-                answer = functools.partial(
+                route_call = functools.partial(
                     manager_outcome, self._repository, projection, arguments, tier, trace_id
                 )
+                answer = functools.partial(_answered, route_call, self._limits, clock, traced)
                 if projection.dry_run or not launches_gateways(request):
-                    return answer(limits=self._limits)
+                    return answer()
                 refused = functools.partial(_refused, clock, trace_id, request)
-                return ManagerLaunch(functools.partial(answer, limits=self._limits), refused)
+                return ManagerLaunch(answer, refused)
             if projection.dry_run:
                 traced = None
                 route = self._repository.resolve(projection.request)
@@ -231,6 +232,18 @@ class Launch:
             return _internal_outcome(error, clock, trace_id, route, None)
         clock.span("mcp.tool_call", trace_id, _run_status(run), route)
         return execution_outcome(route, run, trace_id)
+
+
+def _answered(
+    route_call: Callable[..., ToolOutcome],
+    limits: ExecLimits,
+    clock: _Clock,
+    traced: str | None,
+) -> ToolOutcome:
+    """A manager route's outcome, with the server's limits; its ``mcp.tool_call`` span."""
+    outcome = route_call(limits=limits)
+    clock.span("mcp.tool_call", traced, "ok", None)
+    return outcome
 
 
 def _refused(

@@ -159,7 +159,10 @@ def _outcome(  # noqa: PLR0913 - keyword-only, each from the call
         "warnings": [],
         "setup": result,
     }
+    traced = None if dry_run else trace_id  # as every non-dry repository call (mcp.md, 6)
+    if traced is not None:
+        dispatcher["trace_id"] = traced
     structured: dict[str, object] = {
         "result": {"stdout": text, "stderr": "", "exit_code": 0, "dispatcher": dispatcher}
     }
-    return ToolOutcome(structured=structured, texts=("",), is_error=False)
+    return ToolOutcome(structured=structured, texts=("",), is_error=False, trace_id=traced)
