@@ -5,7 +5,8 @@ Modules (root ``skills``):
 - ``host``: the discoverable skill every test calls as.
 - ``base``: ``base.interface.setup`` is a **Python** step (entry ``Setup``: it
   reads ``control.txt`` in its module directory: ``ok`` exits 0, ``fail``
-  exits 1, ``sleep`` writes its pid to ``pid.txt`` and sleeps), requiring
+  exits 1, ``sleep`` writes its pid to ``pid.txt`` and sleeps, ``uid`` prints
+  ``setup uid=N`` and exits 0), requiring
   nothing; ``base.interface.work`` prints ``work``; ``base.interface.teardown``.
 - ``app``: ``app.interface.setup`` is a **Markdown** step (no process
   binding) requiring ``base.interface.setup@1``; ``app.interface.read``
@@ -13,7 +14,9 @@ Modules (root ``skills``):
   (governed by ``app``'s setup through the ancestry).
 - ``plain``: unmanaged; ``plain.interface.echo`` prints ``echo``;
   ``plain.interface.nest`` calls ``app.interface.read`` and then prints
-  ``NESTED-OK`` and exits 0 whatever happened (a gateway hiding a refusal).
+  ``NESTED-OK`` and exits 0 whatever happened (a gateway hiding a refusal);
+  ``plain.interface.hold`` writes ``hold-<pid>.pid`` in its module directory and
+  holds until a ``release`` file appears there (a call that keeps its slot).
 - :data:`LOOKALIKES`: look-alikes of the manager whose gateways call
   ``app.interface.read`` like ``plain.interface.nest`` (they must not bypass the gate).
 """
@@ -48,6 +51,9 @@ GATEWAY: Final = textwrap.dedent(
             if mode == "sleep":
                 Path("pid.txt").write_text(str(os.getpid()))
                 time.sleep(300)
+            if mode == "uid":
+                print(f"setup uid={os.getuid()}")
+                return 0
             print("setup " + mode)
             return 0 if mode == "ok" else 1
 
@@ -76,6 +82,15 @@ GATEWAY: Final = textwrap.dedent(
 
     class Teardown(Print):
         pass
+
+
+    class Hold(ArgvInterface):
+        def run(self, argv):
+            # Counted by its pid file; holds its slot until the test writes ``release``.
+            Path(f"hold-{os.getpid()}.pid").write_text(str(os.getpid()))
+            while not Path("release").exists():
+                time.sleep(0.01)
+            return 0
 
 
     class Nest(ArgvInterface):
@@ -193,7 +208,8 @@ def write_setup_repository(directory: Path) -> Path:
     }
     add("app", (app_module, app_source))
     add("app._rtx", _module("app._rtx", {"inner": _python("Inner")}))
-    add("plain", _module("plain", {"echo": _python("Echo"), "nest": _python("Nest")}))
+    plain = {"echo": _python("Echo"), "nest": _python("Nest"), "hold": _python("Hold")}
+    add("plain", _module("plain", plain))
     for top, child in LOOKALIKES:
         namespace = {
             child: {

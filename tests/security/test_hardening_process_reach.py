@@ -60,9 +60,20 @@ PROBE: Final = textwrap.dedent(
         return [info.st_dev, info.st_ino]
 
 
+    def dispatcher():
+        # The MCP server: the parent, or the fork server's parent for a forked gateway.
+        ppid = os.getppid()
+        with open(f"/proc/{ppid}/cmdline", "rb") as handle:
+            forked = b"boring_dispatch.process.child.forkserver" in handle.read()
+        if not forked:
+            return ppid, False
+        with open(f"/proc/{ppid}/stat", "rb") as handle:
+            return int(handle.read().rpartition(b")")[2].split()[1]), True
+
+
     class Probe(ArgvInterface):
         def run(self, argv):
-            ppid = os.getppid()
+            ppid, forked = dispatcher()
             base = f"/proc/{ppid}"
 
             def read(name):
@@ -81,6 +92,8 @@ PROBE: Final = textwrap.dedent(
             own = sorted(os.listdir("/proc/self/fd"))
             report = {
                 "ppid": ppid,
+                "forked": forked,
+                "target": open(f"{base}/cmdline", "rb").read().decode("latin-1").split("\\0"),
                 "environ": attempt(lambda: read("environ")),
                 "maps": attempt(lambda: read("maps")),
                 "mem": attempt(lambda: os.close(os.open(f"{base}/mem", os.O_RDONLY))),
@@ -288,6 +301,9 @@ def report(
 def test_the_gateway_cannot_read_the_dispatchers_environment_or_memory(
     report: dict[str, Any],
 ) -> None:
+    # The process probed is the MCP server (a forked gateway's parent is the fork server,
+    # whose environment never held the operator's secret).
+    assert report["target"][report["target"].index("boring_dispatch") + 1] == "mcp", report
     assert CANARY not in json.dumps(report)
     for name in ("environ", "maps", "mem", "cwd"):
         assert not report[name]["ok"], (name, report[name])

@@ -154,6 +154,9 @@ EFFECTS: dict[str, str] = {
     "atexit-print": "atexit.register(sys.stdout.write, 'at exit')",
     "atexit-file": "atexit.register(_write, place, 'atexit.txt', 'ran')",
     "atexit-raises": "atexit.register(_boom)",
+    # A built-in callback that fails: reported with no traceback (no Python frame runs it).
+    "atexit-builtin-raises": "atexit.register(os.stat, 'never-made-by-anyone')",
+    "atexit-builtin-exits": "atexit.register(sys.exit, 9)",
     "thread": "threading.Thread(target=_later, args=(place,)).start()",
     "daemon-thread": "threading.Thread(target=threading.Event().wait, daemon=True).start()",
     "temp-global": (

@@ -15,6 +15,7 @@ import pytest
 from boring_dispatch import Repository
 from boring_dispatch.observe.repository_audit import RepositoryAuditEvent
 from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
+from kits.mcp import read_spans
 from kits.setup_repo import CALLER, write_setup_repository
 
 MANAGER = "setup-interface-manager._rtx.interface."
@@ -105,3 +106,26 @@ def test_a_failing_sink_stops_live_manager_calls(
     ran = calls.call("invoke_security_2", _projection("teardown-all", {}), trace_id=TRACE)
     assert ran.is_error is False
     assert [e.outcome for e in sink.events] == ["dispatcher.internal_error", "ok"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[3]}" for c in CASES])
+def test_a_live_manager_call_carries_its_trace_id_as_every_repository_call_does(
+    calls_and_sink: tuple[RepositoryCalls, Keep],
+    case: tuple[str, str, dict[str, object], str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """docs/mcp.md section 6: every non-dry call, refusals included: result, _meta, span."""
+    logs = tmp_path / "logs"
+    monkeypatch.setenv("ASSISTANT_LOGS", str(logs))
+    calls, _ = calls_and_sink
+    route, tool, options, outcome = case
+    result = calls.call(tool, _projection(route, options), trace_id=TRACE)
+    spans = [s for s in read_spans(logs) if s["name"] == "mcp.tool_call"]
+    assert [(s["trace_id"], s["status"]) for s in spans] == [(TRACE, outcome)]
+    dispatcher = result.structured["result"]["dispatcher"]  # type: ignore[index]
+    assert dispatcher["trace_id"] == TRACE
+    assert (result.wire_meta() or {}).get("dev.boring-dispatch/trace_id") == TRACE
+    dry = calls.call(tool, _projection(route, options, dry_run=True), trace_id=TRACE)
+    assert "trace_id" not in dry.structured["result"]["dispatcher"]  # type: ignore[index]
+    assert "dev.boring-dispatch/trace_id" not in (dry.wire_meta() or {})

@@ -8,6 +8,7 @@ are matched by shape.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -583,11 +584,12 @@ _CLIENT: Final = textwrap.dedent(
     from mcp.client.stdio import StdioServerParameters
 
     command, config, logs, arguments = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    extra = json.loads(sys.argv[5])
 
     async def main():
         params = StdioServerParameters(
             command=command,
-            args=["-m", "boring_dispatch", "mcp", "--config", config],
+            args=["-m", "boring_dispatch", "mcp", "--config", config, *extra],
             env={"ASSISTANT_LOGS": logs},
         )
         async with Client(params, mode="legacy") as client:
@@ -603,15 +605,33 @@ def _pids(path: Path) -> tuple[int, int]:
     return int(gateway), int(parent)
 
 
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found.update(int(child) for child in (task / "children").read_text().split())
+    return found
+
+
 @needs_proc
-@pytest.mark.parametrize("ending", ["client-killed", "server-terminated"])
+@pytest.mark.parametrize("mode", [(), ("--spawn-gateways",)], ids=["forked", "spawned"])
+@pytest.mark.parametrize("ending", ["client-killed", "server-terminated", "server-killed"])
 def test_ending_the_session_mid_call_leaves_no_gateway_behind(
-    config: Path, logs: Path, tmp_path: Path, ending: str
+    config: Path, logs: Path, tmp_path: Path, ending: str, mode: tuple[str, ...]
 ) -> None:
     base = tmp_path / "sleep"
     arguments = json.dumps(projection("sleep-nested", positionals=[str(base)]))
     client = subprocess.Popen(
-        [sys.executable, "-c", _CLIENT, sys.executable, str(config), str(logs), arguments],
+        [
+            sys.executable,
+            "-c",
+            _CLIENT,
+            sys.executable,
+            str(config),
+            str(logs),
+            arguments,
+            json.dumps(list(mode)),
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -619,11 +639,17 @@ def test_ending_the_session_mid_call_leaves_no_gateway_behind(
     outer_file, inner_file = Path(f"{base}.outer"), Path(f"{base}.inner")
     try:
         assert wait_until(lambda: written(outer_file) and written(inner_file), timeout_s=30.0)
-        outer, mcp_server = _pids(outer_file)
+        outer, parent = _pids(outer_file)
         inner, _ = _pids(inner_file)
+        # The client's one child is the MCP server; a forked gateway's parent is the
+        # fork server (the MCP server's child), a spawned one's the MCP server itself.
+        (mcp_server,) = _children(client.pid)
+        assert parent == mcp_server if mode else parent in _children(mcp_server)
         assert all(process_running(pid) for pid in (outer, inner, mcp_server))
         if ending == "client-killed":
             client.kill()
+        elif ending == "server-killed":
+            os.kill(mcp_server, signal.SIGKILL)  # no handler runs: the children must end alone
         else:
             os.kill(mcp_server, signal.SIGTERM)
         assert wait_until(lambda: not process_running(outer), timeout_s=10.0)

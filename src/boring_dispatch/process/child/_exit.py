@@ -195,6 +195,32 @@ def watch_audit_hooks() -> None:
         sys.addaudithook(_on_audit)
 
 
+def _run_exit_handlers() -> None:
+    """Step 3, a failing built-in handler reported as the interpreter's exit does (no traceback).
+
+    Under the default hook, the traceback entry of this frame is left out.
+    """
+    import atexit
+
+    default = sys.unraisablehook is sys.__unraisablehook__
+    if default:
+        sys.unraisablehook = _report_unraisable
+    try:
+        atexit._run_exitfuncs()  # noqa: SLF001 - the interpreter's own step
+    finally:
+        if default and sys.unraisablehook is _report_unraisable:  # a handler may set its own
+            sys.unraisablehook = sys.__unraisablehook__
+
+
+def _report_unraisable(args: object) -> None:
+    trace = getattr(args, "exc_traceback", None)
+    if trace is not None and trace.tb_frame.f_code is _run_exit_handlers.__code__:
+        fields = list(args)  # type: ignore[call-overload]
+        fields[2] = trace.tb_next  # (exc_type, exc_value, exc_traceback, err_msg, object)
+        args = type(args)(fields)  # type: ignore[call-arg]
+    sys.__unraisablehook__(args)  # type: ignore[arg-type]
+
+
 def finish(status: int, taken: Snapshot, streams: Sequence[Callable[[], object]]) -> None:
     """End the process as the interpreter's exit would, or return to fall back to it.
 
@@ -209,9 +235,7 @@ def finish(status: int, taken: Snapshot, streams: Sequence[Callable[[], object]]
         sys.modules["threading"]._shutdown()  # noqa: SLF001 - the interpreter's own step
     if not _alone():
         return
-    import atexit
-
-    atexit._run_exitfuncs()  # noqa: SLF001 - the interpreter's own step
+    _run_exit_handlers()
     if not _alone() or not _flushed():
         return
     if gc.isenabled():

@@ -97,8 +97,10 @@ def _fresh_stdio() -> list[object]:
     """New ``sys.stdin/stdout/stderr`` over descriptors 0-2, as a starting interpreter makes them.
 
     The server's were opened on ``/dev/null``; reusing them would keep its
-    buffers and its notion of seekability. Returns the objects made (text,
-    buffer and raw layers of the three streams).
+    buffers and its notion of seekability. Named ``<stdin>``, ``<stdout>`` and
+    ``<stderr>`` with the text layer's ``mode`` set, as the interpreter's start-up
+    makes them (a gateway reading ``sys.stdout.mode`` or ``.name`` sees a spawn's).
+    Returns the objects made (text, buffer and raw layers of the three streams).
     """
     import io
 
@@ -106,6 +108,7 @@ def _fresh_stdio() -> list[object]:
     for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
         old = getattr(sys, name)
         raw = io.FileIO(fd, "rb" if fd == 0 else "wb", closefd=False)
+        raw.name = f"<{name}>"  # as create_stdio names them
         buffered: io.BufferedReader | io.BufferedWriter = (
             io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
         )
@@ -116,6 +119,7 @@ def _fresh_stdio() -> list[object]:
             newline="\n",
             line_buffering=fd == 2 or raw.isatty(),
         )
+        stream.mode = "r" if fd == 0 else "w"  # type: ignore[misc] # as create_stdio sets it
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
         made += [stream, buffered, raw]

@@ -3,8 +3,10 @@
 The one place the manager scans the module roots (the canonical setup graph:
 every ``<module>.interface.setup``); never on the path of an ordinary call.
 Teardown runs each setup's ``<module>.interface.teardown`` export, if it has
-one, dependents first, through the dispatcher as the manager; then clears
-the records. While a flow is active, nothing here changes the ledger.
+one, dependents first, through the dispatcher as the manager (with the
+caller's execution limits and trace id: an MCP server's ``--timeout`` and
+``--run-as`` hold for it); then clears the records. While a flow is active,
+nothing here changes the ledger.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from boring_dispatch.errors import RouteError, SetupBusy, SetupFlowRefused, SetupGraphInvalid
-from boring_dispatch.records import RouteRequest
+from boring_dispatch.records import ExecLimits, RouteRequest
 from boring_dispatch.repository.load.config import load_config
 from boring_dispatch.repository.load.lookup import ModuleLoader
 from boring_dispatch.repository.offline.inventory import iter_exports
@@ -67,8 +69,14 @@ def _no_active_flow(ledger: Ledger) -> None:
         raise SetupBusy("a setup flow is active").with_facts(flow_id=flow.flow_id)
 
 
-def teardown(
-    repository: Repository, ledger: Ledger, setup_id: str, *, cascade: bool
+def teardown(  # noqa: PLR0913 - keyword-only, the launch's limits and trace id
+    repository: Repository,
+    ledger: Ledger,
+    setup_id: str,
+    *,
+    cascade: bool,
+    limits: ExecLimits | None = None,
+    trace_id: str | None = None,
 ) -> dict[str, object]:
     """Tear ``setup_id`` down; ready dependents first when ``cascade``, else refuse.
 
@@ -87,13 +95,19 @@ def teardown(
     if ready and not cascade:
         raise SetupFlowRefused(f"ready setups depend on {setup_id}: pass cascade to tear them down")
     chosen = [s for s in reversed(order) if s in dependents or s == setup_id]
-    return _run_teardowns(repository, ledger, chosen)
+    return _run_teardowns(repository, ledger, chosen, limits, trace_id)
 
 
-def teardown_all(repository: Repository, ledger: Ledger) -> dict[str, object]:
+def teardown_all(
+    repository: Repository,
+    ledger: Ledger,
+    *,
+    limits: ExecLimits | None = None,
+    trace_id: str | None = None,
+) -> dict[str, object]:
     """Tear every setup down, in reverse setup order."""
     _, order = setup_graph(repository)
-    return _run_teardowns(repository, ledger, list(reversed(order)))
+    return _run_teardowns(repository, ledger, list(reversed(order)), limits, trace_id)
 
 
 def invalidate(repository: Repository, ledger: Ledger, setup_id: str) -> dict[str, object]:
@@ -108,7 +122,11 @@ def invalidate(repository: Repository, ledger: Ledger, setup_id: str) -> dict[st
 
 
 def _run_teardowns(
-    repository: Repository, ledger: Ledger, chosen: Sequence[str]
+    repository: Repository,
+    ledger: Ledger,
+    chosen: Sequence[str],
+    limits: ExecLimits | None,
+    trace_id: str | None,
 ) -> dict[str, object]:
     """Mark the recorded ones ``teardown``, run their teardown exports, clear them."""
     _no_active_flow(ledger)
@@ -120,21 +138,27 @@ def _run_teardowns(
     loader = ModuleLoader(load_config(repository.config_path))
     for setup_id in recorded:
         module_id = setup_id.rpartition(".interface.")[0]
-        runs.append({"setup": setup_id, **_teardown_one(repository, loader, module_id)})
+        ran = _teardown_one(repository, loader, module_id, limits, trace_id)
+        runs.append({"setup": setup_id, **ran})
     with ledger.transaction() as tx:
         ops.clear_setups(tx, recorded)
     return {"status": "torn_down", "setups": list(recorded), "teardowns": runs}
 
 
 def _teardown_one(
-    repository: Repository, loader: ModuleLoader, module_id: str
+    repository: Repository,
+    loader: ModuleLoader,
+    module_id: str,
+    limits: ExecLimits | None,
+    trace_id: str | None,
 ) -> dict[str, object]:
     teardown_id = teardown_export_id(module_id)
     exports = loader.load(module_id).data.get("exports")
     if not isinstance(exports, dict) or teardown_id not in exports:
         return {"teardown": None}
     try:
-        result = repository.invoke(RouteRequest(MANAGER_MODULE, teardown_id, from_host=False))
+        request = RouteRequest(MANAGER_MODULE, teardown_id, from_host=False)
+        result = repository.invoke(request, limits=limits, trace_id=trace_id)
     except RouteError as error:
         return {"teardown": teardown_id, "ok": False, "error": error.code}
     return {"teardown": teardown_id, "ok": result.ok, "exit_code": result.exit_code}

@@ -19,7 +19,7 @@ from boring_dispatch.errors import (
     SetupFlowRefused,
     SetupGraphInvalid,
 )
-from boring_dispatch.records import RouteRequest
+from boring_dispatch.records import ExecLimits, RouteRequest
 from boring_dispatch.repository.load.config import load_config
 from boring_dispatch.repository.load.files import MAX_BLUEPRINT_BYTES, FsRefused, read_regular
 from boring_dispatch.repository.load.lookup import ModuleLoader
@@ -51,10 +51,24 @@ MAX_MARKDOWN_BYTES: Final = MAX_BLUEPRINT_BYTES
 
 
 class SetupManager:
-    """The manager of one repository and its ledger."""
+    """The manager of one repository and its ledger.
 
-    def __init__(self, repository: Repository) -> None:
+    ``limits`` and ``trace_id`` are those of the gateways the routes launch (a
+    Python step, teardowns): an MCP server passes its own (``--timeout``,
+    ``--run-as``, the fork server) and the call's trace id; ``None`` is the
+    library's defaults, as for :meth:`Repository.invoke`.
+    """
+
+    def __init__(
+        self,
+        repository: Repository,
+        *,
+        limits: ExecLimits | None = None,
+        trace_id: str | None = None,
+    ) -> None:
         self.repository: Final = repository
+        self._limits: Final = limits
+        self._trace_id: Final = trace_id
         # A fixed table of our own routes: a requested name is only ever a key here.
         self._routes: Final[Mapping[str, _Route]] = {
             "status": self._status,
@@ -189,7 +203,9 @@ class SetupManager:
         node = self._current(flow, closure)
         if not node.python:
             raise SetupFlowRefused("the current step is a Markdown step: use run-markdown")
-        result, settled = run_python_step(self.repository, self.ledger(), flow, node)
+        result, settled = run_python_step(
+            self.repository, self.ledger(), flow, node, limits=self._limits, trace_id=self._trace_id
+        )
         ran: Result = {"setup": node.key, "ok": result is not None and result.ok}
         if result is not None:
             ran.update(exit_code=result.exit_code, stdout=result.stdout, stderr=result.stderr)
@@ -251,10 +267,19 @@ class SetupManager:
     def _teardown(self, _caller: str, options: dict[str, str]) -> Result:
         setup_id, _ = parse_setup_key(options["setup"])
         cascade = options.get("cascade") == "true"
-        return lifecycle.teardown(self.repository, self.ledger(), setup_id, cascade=cascade)
+        return lifecycle.teardown(
+            self.repository,
+            self.ledger(),
+            setup_id,
+            cascade=cascade,
+            limits=self._limits,
+            trace_id=self._trace_id,
+        )
 
     def _teardown_all(self, _caller: str, _options: dict[str, str]) -> Result:
-        return lifecycle.teardown_all(self.repository, self.ledger())
+        return lifecycle.teardown_all(
+            self.repository, self.ledger(), limits=self._limits, trace_id=self._trace_id
+        )
 
     def _invalidate(self, _caller: str, options: dict[str, str]) -> Result:
         setup_id, _ = parse_setup_key(options["setup"])

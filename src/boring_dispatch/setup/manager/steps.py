@@ -2,9 +2,12 @@
 
 The step runs through the dispatcher as ``setup-interface-manager._rtx`` (the
 exact bypass) with the flow's ID, so its own nested calls take the
-exact-flow path. Exit 0 with nothing cut short settles it ``ready``; anything
-else settles it ``failed``. If the lease was lost meanwhile (``recover`` took
-the step back after it expired), nothing is settled.
+exact-flow path, with the caller's execution limits and trace id (an MCP
+server's ``--timeout``, ``--run-as`` and fork server hold for a setup step as
+for any gateway of its session, and a cancel of the call reaches it). Exit 0
+with nothing cut short settles it ``ready``; anything else settles it
+``failed``. If the lease was lost meanwhile (``recover`` took the step back
+after it expired), nothing is settled.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import threading
 from typing import Literal
 
 from boring_dispatch.errors import RouteError, SetupFlowRefused
-from boring_dispatch.records import ExecutionResult, RouteRequest
+from boring_dispatch.records import ExecLimits, ExecutionResult, RouteRequest
 from boring_dispatch.repository.repository import Repository
 from boring_dispatch.setup.closure import SetupNode
 from boring_dispatch.setup.ledger import ops
@@ -23,8 +26,14 @@ from boring_dispatch.setup.names import MANAGER_MODULE
 __all__ = ["run_python_step"]
 
 
-def run_python_step(
-    repository: Repository, ledger: Ledger, flow: ops.Flow, node: SetupNode
+def run_python_step(  # noqa: PLR0913 - keyword-only, the launch's limits and trace id
+    repository: Repository,
+    ledger: Ledger,
+    flow: ops.Flow,
+    node: SetupNode,
+    *,
+    limits: ExecLimits | None = None,
+    trace_id: str | None = None,
 ) -> tuple[ExecutionResult | None, ops.Flow]:
     """Run the current step ``node`` of ``flow``; return its run (``None``: refused) and the flow.
 
@@ -49,7 +58,7 @@ def run_python_step(
             from_host=False,
             setup_flow_id=flow.flow_id,
         )
-        result = repository.invoke(request)
+        result = repository.invoke(request, limits=limits, trace_id=trace_id)
     except RouteError:
         result = None
     finally:

@@ -18,12 +18,12 @@ never the caller's raw strings, and a span's status is a code, never text.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-from boring_dispatch._limits import MAX_TOKEN_BYTES
 from boring_dispatch.errors import (
     HostCallerInvalid,
     InternalFailure,
@@ -36,13 +36,25 @@ from boring_dispatch.observe.trace import Span, write_span
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route, RouteRequest
 from boring_dispatch.repository.projection import parse_projection
 from boring_dispatch.repository.repository import Repository, dry_run_payload
-from boring_dispatch.surfaces.mcp._manager import is_manager_call, manager_outcome
+from boring_dispatch.surfaces.mcp._manager import (
+    ManagerLaunch,
+    is_manager_call,
+    launches_gateways,
+    manager_outcome,
+)
 from boring_dispatch.surfaces.mcp._results import (
     ToolOutcome,
     dry_run_outcome,
     error_outcome,
     execution_outcome,
     table_outcome,
+)
+from boring_dispatch.surfaces.mcp._shape import (
+    MAX_NESTING,
+    MAX_PROJECTION_BYTES,
+    MAX_TOKEN_BYTES,
+    check_shape,
+    stdin_bytes,
 )
 from boring_dispatch.surfaces.mcp._tools import tier_of
 
@@ -54,15 +66,11 @@ __all__ = [
     "MAX_PROJECTION_BYTES",
     "MAX_TOKEN_BYTES",
     "Launch",
+    "ManagerLaunch",
     "RepositoryCalls",
     "TableCalls",
     "bound_callers",
 ]
-
-#: The projection without its stdin: the UTF-8 bytes of its strings (keys included).
-MAX_PROJECTION_BYTES: Final = 1 << 20
-#: projection -> arguments -> options -> list -> item is 4 deep.
-MAX_NESTING: Final = 6
 
 
 @dataclass(slots=True)
@@ -139,10 +147,13 @@ class RepositoryCalls:
         step = self.prepare(name, arguments, trace_id=trace_id)
         return step if isinstance(step, ToolOutcome) else step.run()
 
-    def prepare(self, name: str, arguments: object, *, trace_id: str) -> ToolOutcome | Launch:
+    def prepare(
+        self, name: str, arguments: object, *, trace_id: str
+    ) -> ToolOutcome | Launch | ManagerLaunch:
         """Everything before the launch: the result of a dry run or a refusal, or the launch.
 
-        Only a :class:`Launch` needs one of the server's call slots; the rest
+        Only a :class:`Launch` (or a live manager route that launches gateways, a
+        :class:`ManagerLaunch`) needs one of the server's call slots; the rest
         (parsing, resolving, dry runs, refusals) never waits for one.
         """
         clock = _Clock()
@@ -151,24 +162,28 @@ class RepositoryCalls:
         request: RouteRequest | None = None
         try:
             tier = _tier(name)
-            _check_shape(arguments)
+            check_shape(arguments)
             projection = parse_projection(arguments, host=True, tier=tier)
             self._check_caller(projection.request.caller)
             request = projection.request
             if is_manager_call(request):
                 traced = None if projection.dry_run else traced
-                return manager_outcome(self._repository, projection, arguments, tier, trace_id)
+                route_call = functools.partial(
+                    manager_outcome, self._repository, projection, arguments, tier, trace_id
+                )
+                answer = functools.partial(_answered, route_call, self._limits, clock, traced)
+                if projection.dry_run or not launches_gateways(request):
+                    return answer()
+                refused = functools.partial(_refused, clock, trace_id, request)
+                return ManagerLaunch(answer, refused)
             if projection.dry_run:
                 traced = None
                 route = self._repository.resolve(projection.request)
                 return dry_run_outcome(route, dry_run_payload(route))
-            stdin = _stdin_bytes(projection.stdin_text, self._limits.max_stdin_bytes, request)
+            stdin = stdin_bytes(projection.stdin_text, self._limits.max_stdin_bytes, request)
             route = self._resolve(projection.request, trace_id)
-        except RouteError as error:
-            clock.span("mcp.tool_call", traced, error.code, route)
-            return error_outcome(error, request=request, trace_id=traced, route=route)
         except BaseException as error:  # noqa: BLE001 - a worker thread: never a signal
-            return _internal_outcome(error, clock, traced, route, request)
+            return _refused(clock, traced, request, error, route)
         return Launch(self, route, request, stdin, trace_id, clock)
 
     def _check_caller(self, caller: str) -> None:
@@ -217,6 +232,32 @@ class Launch:
             return _internal_outcome(error, clock, trace_id, route, None)
         clock.span("mcp.tool_call", trace_id, _run_status(run), route)
         return execution_outcome(route, run, trace_id)
+
+
+def _answered(
+    route_call: Callable[..., ToolOutcome],
+    limits: ExecLimits,
+    clock: _Clock,
+    traced: str | None,
+) -> ToolOutcome:
+    """A manager route's outcome, with the server's limits; its ``mcp.tool_call`` span."""
+    outcome = route_call(limits=limits)
+    clock.span("mcp.tool_call", traced, "ok", None)
+    return outcome
+
+
+def _refused(
+    clock: _Clock,
+    traced: str | None,
+    request: RouteRequest | None,
+    error: BaseException,
+    route: Route | None = None,
+) -> ToolOutcome:
+    """A refusal (``RouteError``) as its structured result, anything else as internal_error."""
+    if isinstance(error, RouteError):
+        clock.span("mcp.tool_call", traced, error.code, route)
+        return error_outcome(error, request=request, trace_id=traced, route=route)
+    return _internal_outcome(error, clock, traced, route, request)
 
 
 def _internal_outcome(
@@ -334,60 +375,3 @@ def _run_status(run: ExecutionResult) -> str:
     if run.stdout_truncated or run.stderr_truncated:
         return "truncated"
     return "ok" if run.exit_code == 0 else "exit_nonzero"
-
-
-def _check_shape(value: object) -> None:
-    """Refuse a projection that is too large or too deeply nested before parsing it.
-
-    Raises:
-        InvalidRouteRequest: more than :data:`MAX_PROJECTION_BYTES` of text
-            outside stdin, a string over :data:`MAX_TOKEN_BYTES`, or nesting
-            deeper than :data:`MAX_NESTING`.
-    """
-    total = 0
-    pending: list[tuple[object, int, bool]] = [(value, 0, False)]
-    while pending:
-        item, depth, is_stdin = pending.pop()
-        total += 1  # every value costs something, so a long list of numbers is bounded too
-        if depth > MAX_NESTING:
-            raise InvalidRouteRequest("the projection is nested too deeply")
-        if isinstance(item, str):
-            if not is_stdin:
-                size = len(item.encode("utf-8", "surrogatepass"))
-                if size > MAX_TOKEN_BYTES:
-                    raise InvalidRouteRequest(
-                        f"a projection string is longer than {MAX_TOKEN_BYTES} bytes"
-                    )
-                total += size
-        elif isinstance(item, Mapping):
-            for key, member in item.items():
-                stdin_member = depth == 1 and key == "stdin"
-                pending.append((key, depth + 1, False))
-                pending.append((member, depth + 1, stdin_member))
-        elif isinstance(item, list):
-            pending.extend((member, depth + 1, False) for member in item)
-        if total > MAX_PROJECTION_BYTES:
-            raise InvalidRouteRequest(f"the projection is larger than {MAX_PROJECTION_BYTES} bytes")
-
-
-def _stdin_bytes(text: str | None, cap: int, request: RouteRequest) -> bytes | None:
-    """The stdin text as UTF-8, refused when it is not encodable or over ``cap`` bytes.
-
-    Raises:
-        InvalidRouteRequest: a lone surrogate, or more than ``cap`` bytes.
-    """
-    if text is None:
-        return None
-    data: bytes | None = None
-    if len(text) <= cap:
-        try:
-            data = text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise InvalidRouteRequest(
-                "stdin is not valid Unicode text", caller_module_id=request.caller
-            ) from None
-    if data is None or len(data) > cap:
-        raise InvalidRouteRequest(
-            f"stdin is larger than {cap} bytes", caller_module_id=request.caller
-        )
-    return data

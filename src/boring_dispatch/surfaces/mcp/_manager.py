@@ -5,12 +5,19 @@ its arguments as options (no positionals, no stdin), and acts for a
 discoverable top-level skill like any host call. A dry run describes the call
 and runs nothing. The route's result is under ``dispatcher.setup`` (and as
 machine stdout); a refusal is an ordinary dispatcher error result.
+
+The routes that launch gateways (``run-python``: the flow's Python step;
+``teardown`` and ``teardown-all``: teardown exports) launch them with the
+server's limits (``--timeout``, ``--run-as``, the fork server) and the call's
+trace id, as any gateway of the session, and a live call of one of them takes
+one of the server's call slots (:class:`ManagerLaunch`), as a launch does.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Final
 
@@ -19,7 +26,7 @@ from boring_dispatch.errors import (
     InvalidRouteRequest,
     SecurityLevelMismatch,
 )
-from boring_dispatch.records import RouteRequest
+from boring_dispatch.records import ExecLimits, RouteRequest
 from boring_dispatch.repository.gate import MANAGER_MODULE
 from boring_dispatch.repository.load.config import load_config
 from boring_dispatch.repository.load.exports import require_host_caller
@@ -28,11 +35,19 @@ from boring_dispatch.repository.projection import Projection
 from boring_dispatch.repository.repository import Repository
 from boring_dispatch.surfaces.mcp._results import ToolOutcome
 
-__all__ = ["MANAGER_PREFIX", "is_manager_call", "manager_outcome"]
+__all__ = [
+    "MANAGER_PREFIX",
+    "ManagerLaunch",
+    "is_manager_call",
+    "launches_gateways",
+    "manager_outcome",
+]
 
 MANAGER_PREFIX: Final = MANAGER_MODULE + ".interface."
 _LEVEL: Final = 2
 _MACHINE: Final = {"stdout": "machine", "stderr": "machine"}
+#: The routes that launch gateways: a Python setup step, teardown exports.
+_LAUNCHING: Final = frozenset({"run-python", "teardown", "teardown-all"})
 
 
 def is_manager_call(request: RouteRequest) -> bool:
@@ -43,28 +58,68 @@ def is_manager_call(request: RouteRequest) -> bool:
     )
 
 
-def manager_outcome(
-    repository: Repository, projection: Projection, raw: object, tier: int, trace_id: str | None
+def launches_gateways(request: RouteRequest) -> bool:
+    """True when the manager route of ``request`` may launch gateways (it needs a slot)."""
+    return request.target[len(MANAGER_PREFIX) :] in _LAUNCHING
+
+
+@dataclass(frozen=True, slots=True)
+class ManagerLaunch:
+    """A live manager route that launches gateways, to run once the server holds a slot."""
+
+    #: The route's outcome (it raises ``RouteError`` for a refusal).
+    answer: Callable[[], ToolOutcome]
+    #: The outcome of an exception ``answer`` raised (a refusal, or internal_error).
+    refused: Callable[[BaseException], ToolOutcome]
+
+    def run(self) -> ToolOutcome:
+        """The route's outcome; never raises."""
+        try:
+            return self.answer()
+        except BaseException as error:  # noqa: BLE001 - a worker thread: never a signal
+            return self.refused(error)
+
+
+def manager_outcome(  # noqa: PLR0913 - each from the call
+    repository: Repository,
+    projection: Projection,
+    raw: object,
+    tier: int,
+    trace_id: str | None,
+    *,
+    limits: ExecLimits | None = None,
 ) -> ToolOutcome:
     """Run (or, dry, describe) one manager route; refusals raise ``RouteError``.
 
     A live route is a repository call: it leaves one audit record (refusals
-    included) and does not run while an audit sink is failing.
+    included) and does not run while an audit sink is failing. The gateways it
+    launches get ``limits`` (the server's) and ``trace_id``.
     """
     request, dry_run = projection.request, projection.dry_run
-    answer = partial(_outcome, repository, request, raw, tier=tier, dry_run=dry_run)
+    answer = partial(
+        _outcome,
+        repository,
+        request,
+        raw,
+        tier=tier,
+        dry_run=dry_run,
+        limits=limits,
+        trace_id=trace_id,
+    )
     if dry_run:
         return answer()
     return repository.answer_live(request, answer, trace_id=trace_id, security_level=_LEVEL)
 
 
-def _outcome(
+def _outcome(  # noqa: PLR0913 - keyword-only, each from the call
     repository: Repository,
     request: RouteRequest,
     raw: object,
     *,
     tier: int,
     dry_run: bool,
+    limits: ExecLimits | None,
+    trace_id: str | None,
 ) -> ToolOutcome:
     from boring_dispatch.setup.manager.routes import SetupManager
 
@@ -92,7 +147,8 @@ def _outcome(
     if dry_run:
         result: dict[str, object] = {"route": route, "dry_run": True}
     else:
-        result = SetupManager(repository).call(route, request.caller, options)
+        manager = SetupManager(repository, limits=limits, trace_id=trace_id)
+        result = manager.call(route, request.caller, options)
     text = json.dumps(result, sort_keys=True)
     dispatcher: dict[str, object] = {
         "caller_module_id": request.caller,
@@ -103,7 +159,10 @@ def _outcome(
         "warnings": [],
         "setup": result,
     }
+    traced = None if dry_run else trace_id  # as every non-dry repository call (mcp.md, 6)
+    if traced is not None:
+        dispatcher["trace_id"] = traced
     structured: dict[str, object] = {
         "result": {"stdout": text, "stderr": "", "exit_code": 0, "dispatcher": dispatcher}
     }
-    return ToolOutcome(structured=structured, texts=("",), is_error=False)
+    return ToolOutcome(structured=structured, texts=("",), is_error=False, trace_id=traced)
