@@ -123,7 +123,8 @@ _NOBODY = 65534
 
 
 @pytest.mark.parametrize(
-    "relative", [*_ROUTE_FILES, "skills/list-manager/_rtx/_yaml_store.py", *_ROUTE_DIRECTORIES, ".."]
+    "relative",
+    [*_ROUTE_FILES, "skills/list-manager/_rtx/_yaml_store.py", *_ROUTE_DIRECTORIES, ".."],
 )
 def test_a_file_on_the_route_owned_by_another_user_is_refused(
     corpus_copy: Path, relative: str
