@@ -6,6 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from boring_dispatch.process._argv import _limits_token
+from boring_dispatch.records import ExecLimits
 from boring_dispatch.repository.repository import Repository
 from boring_dispatch.surfaces.mcp._calls import RepositoryCalls
 from boring_dispatch.surfaces.mcp._manager import MANAGER_PREFIX
@@ -92,3 +94,20 @@ def test_the_family_reaches_real_dry_runs(calls: RepositoryCalls, name: str) -> 
     assert isinstance(step, ToolOutcome)
     assert not step.is_error, step.structured
     assert "dry_run" in step.structured["result"]["dispatcher"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("timeout", [0.5, 5.0, 61.0, 604800.0])
+@pytest.mark.parametrize("interface", ["echo", "write-own", "fetch"])
+def test_a_dry_run_shows_the_child_argv_with_the_servers_limits(
+    tmp_path_factory: pytest.TempPathFactory, timeout: float, interface: str
+) -> None:
+    # "the full child argv": the --limits token a live call of this server would pass.
+    config = write_tools_repository(tmp_path_factory.mktemp("repo"))
+    limits = ExecLimits(timeout_s=timeout, max_output_bytes=4096)
+    server_calls = RepositoryCalls(Repository.open(config), limits=limits)
+    tool = f"invoke_security_{INTERFACES[interface][3]}"
+    outcome = server_calls.prepare(tool, projection(interface, dry_run=True), trace_id="t" * 32)
+    assert isinstance(outcome, ToolOutcome)
+    payload = outcome.structured["result"]["dispatcher"]["dry_run"]  # type: ignore[index]
+    tokens = [t for t in payload["argv"] if t.startswith("--limits=")]
+    assert tokens == [f"--limits={_limits_token(limits)}"]

@@ -179,7 +179,7 @@ class RepositoryCalls:
             if projection.dry_run:
                 traced = None
                 route = self._repository.resolve(projection.request)
-                return dry_run_outcome(route, dry_run_payload(route))
+                return dry_run_outcome(route, dry_run_payload(route, self._limits))
             stdin = stdin_bytes(projection.stdin_text, self._limits.max_stdin_bytes, request)
             route = self._resolve(projection.request, trace_id)
         except BaseException as error:  # noqa: BLE001 - a worker thread: never a signal
