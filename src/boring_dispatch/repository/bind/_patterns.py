@@ -63,6 +63,8 @@ _PATTERN_KEYS: Final = frozenset(
 )
 # Compiled (and cached by ``re``) on first use, not at import: a CLI start rarely needs it.
 _INDEX: Final = r"[0-9]+"
+#: argparse's own test of a negative number (``_negative_number_matcher``), ``$`` included.
+_NEGATIVE: Final = r"^-\d+$|^-\d*\.\d+$"
 
 
 @value
@@ -279,7 +281,7 @@ def _matches(pattern: _Pattern, tokens: _Tokens, stdin: bool) -> bool:
 def _flag_sets_fit(pattern: _Pattern, provided: set[str]) -> bool:
     if not pattern.required <= provided or pattern.forbidden & provided:
         return False
-    if any(_abbreviates(flag, pattern) for flag in provided):
+    if any(_abbreviates(flag, pattern) or _read_otherwise(flag, pattern) for flag in provided):
         return False
     return pattern.allowed is None or provided <= pattern.allowed
 
@@ -292,6 +294,34 @@ def _abbreviates(flag: str, pattern: _Pattern) -> bool:
     if len(flag) <= 2 or not flag.startswith("--") or flag in pattern.declared:
         return False
     return any(forbidden.startswith(flag) for forbidden in pattern.forbidden)
+
+
+def _read_otherwise(flag: str, pattern: _Pattern) -> bool:
+    """Whether the gateway's parser reads this undeclared flag token as something else.
+
+    argparse (abbreviations off, as the runner sets them) reads a negative
+    number (``-1``, ``-.5``: its own test, ``_NEGATIVE``) or a token holding
+    a space as a positional, so the count and the positional patterns would
+    have been checked against other positionals. A single-dash token can name a
+    declared single-dash option another way: ``-ofile`` is ``-o`` with a value
+    and ``-vf`` is ``-v`` then ``-f`` (clusters), and a prefix such as ``-fo``
+    is the single-dash ``-force`` (matched even with abbreviations off); the
+    declared flag's checks (value regex, forbidden) would be passed by. A flag
+    the pattern declares itself is taken as the gateway's own exact flag.
+    """
+    if flag in pattern.declared:
+        return False
+    if " " in flag or re.match(_NEGATIVE, flag):
+        return True
+    if flag[1] == "-":
+        return False
+    body = flag[1:]
+    for declared in pattern.declared:
+        if len(declared) < 2 or declared[0] != "-" or declared[1] == "-":
+            continue
+        if declared.startswith(flag) or (len(declared) == 2 and declared[1] in body):
+            return True
+    return False
 
 
 def _count_fits(pattern: _Pattern, count: int) -> bool:
