@@ -300,12 +300,6 @@ class _Plain(enum.Enum):
     YES = True
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pydantic matches Literal and Enum values by Python equality (True == 1 == 1.0) "
-    "even in strict JSON mode; refusing it needs a check of the JSON types at every "
-    "literal place of the core schema (a design question for the schema builder)",
-)
 @pytest.mark.parametrize(
     ("annotation", "text"),
     [
@@ -332,3 +326,72 @@ def test_a_literal_or_enum_value_is_not_matched_across_json_types(
     table = Registry({"t": Tool(handler, description="t")})
     observation = table.dispatch_json(f'{{"name": "t", "args": {{"x": {text}}}}}')
     assert observation.code == "invalid_arguments"
+
+
+class _Pair(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+    first: _Level
+    second: _Level | None = None  # the enum's schema is shared by reference
+
+
+@pytest.mark.parametrize(
+    ("annotation", "text", "accepted"),
+    [
+        (Literal[1], "1", True),
+        (Literal[True], "true", True),
+        (Literal["1"], '"1"', True),
+        (Literal["1"], "1", False),
+        (Literal[None], "null", True),  # noqa: PYI061 - the literal itself is the subject
+        (Literal[1, True], "true", True),
+        (Literal[1, True], "1", True),
+        (Literal[1, True], "1.0", False),
+        (_Level, "1", True),
+        (_Plain, "true", False),  # YES = True is an alias of ONE = 1 (True == 1)
+        (_Plain, "1", True),
+        (list[_Level], "[1, 1]", True),
+        (list[_Level], "[1, true]", False),
+        (dict[str, Literal[2]], '{"a": 2}', True),
+        (dict[str, Literal[2]], '{"a": 2.0}', False),
+        (_Pair, '{"first": 1, "second": 1}', True),
+        (_Pair, '{"first": 1, "second": true}', False),
+        (_Pair, '{"first": true}', False),
+        (list[_Pair], '[{"first": 1}, {"first": 1, "second": 1.0}]', False),
+    ],
+)
+def test_literal_and_enum_values_of_the_declared_json_type_are_accepted_at_any_depth(
+    annotation: object, text: str, accepted: bool
+) -> None:
+    from boring_dispatch import Registry, Tool
+
+    def handler(x: object) -> dict[str, str]:
+        return {"x": repr(x)}
+
+    handler.__annotations__ = {"x": annotation, "return": dict[str, str]}
+    table = Registry({"t": Tool(handler, description="t")})
+    observation = table.dispatch_json(f'{{"name": "t", "args": {{"x": {text}}}}}')
+    assert observation.code == ("ok" if accepted else "invalid_arguments"), observation
+    if not accepted:
+        assert text not in str(observation.to_dict().get("error")), observation
+
+
+@pytest.mark.parametrize(
+    ("text", "accepted"),
+    [
+        ('{"first": 1}', True),
+        ('{"first": 1, "second": 1}', True),
+        ('{"first": true}', False),
+        ('{"first": 1.0}', False),
+        ('{"first": 1, "second": true}', False),
+    ],
+)
+def test_an_explicit_args_model_checks_its_enum_fields_json_types(
+    text: str, accepted: bool
+) -> None:
+    from boring_dispatch import Registry, Tool
+
+    def handler(first: _Level, second: _Level | None = None) -> dict[str, str]:
+        return {"first": repr(first)}
+
+    table = Registry({"t": Tool(handler, description="t", args=_Pair)})
+    observation = table.dispatch_json(f'{{"name": "t", "args": {text}}}')
+    assert observation.code == ("ok" if accepted else "invalid_arguments"), observation

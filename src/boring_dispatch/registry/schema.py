@@ -38,11 +38,12 @@ from boring_dispatch.errors import InvalidArguments, RegistryInvalid, TableError
 from boring_dispatch.observe.redact import SensitiveNode, sensitive_values
 from boring_dispatch.registry import _invalid, _published
 from boring_dispatch.registry import injected as _injected
+from boring_dispatch.registry._literal_types import exact_literals
 from boring_dispatch.registry._sensitive_tree import MARK, Walk, check_secret_types
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, GetCoreSchemaHandler, TypeAdapter, ValidationError
-    from pydantic_core import CoreSchema
+    from pydantic_core import CoreSchema, SchemaValidator
 
 __all__ = ["ArgumentSchema", "Sensitive", "build_schema", "sensitive_node"]
 
@@ -258,7 +259,9 @@ def _schema(
     _published.drop_examples_of_secrets(json_schema)
     json_schema = _injected.strip_injected(json_schema, injected)
     # The core validator itself (TypeAdapter.validator): its wrapper costs a microsecond a call.
-    validate_json = functools.partial(adapter.validator.validate_json, strict=True, extra="forbid")
+    validate_json = functools.partial(
+        _core_validator(adapter).validate_json, strict=True, extra="forbid"
+    )
     return ArgumentSchema(
         validate=_validator(validate_json, pydantic.ValidationError, to_kwargs, sensitive),
         json_schema=json_schema,
@@ -267,6 +270,17 @@ def _schema(
         unknown=_invalid.extras(validate_json, pydantic.ValidationError),
         injected=injected,
     )
+
+
+def _core_validator(adapter: TypeAdapter[Any]) -> SchemaValidator:
+    """The adapter's core validator; with Literal and Enum values checked for their JSON types."""
+    core = exact_literals(dict(adapter.core_schema))
+    if core is None:
+        return adapter.validator  # type: ignore[return-value]
+    from pydantic_core import SchemaValidator as _SchemaValidator
+
+    # Nested models would reuse their own (unchecked) validators: build them again here.
+    return _SchemaValidator(core, _use_prebuilt=False)
 
 
 # --------------------------------------------------------------------------- #

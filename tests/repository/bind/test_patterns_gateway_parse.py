@@ -115,7 +115,8 @@ def _pattern_and_gateway(draw: st.DrawFn) -> tuple[dict[str, object], dict[str, 
     }
     if values:  # the pattern's contract: the gateway's value options are its flag_patterns
         pattern["flag_patterns"] = dict.fromkeys(sorted(values), "ok")
-    if switches and draw(st.booleans()):
+    forbid: bool = draw(st.booleans())
+    if switches and forbid:
         pattern["forbidden_flags"] = sorted(draw(st.sets(st.sampled_from(switches), min_size=1)))
     if draw(st.booleans()):
         pattern["allowed_flags"] = sorted(draw(st.sets(st.sampled_from(sorted(gateway) or FLAGS))))
