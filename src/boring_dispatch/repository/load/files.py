@@ -17,10 +17,13 @@ refused, since any local user could rename its entries away and put their
 own in (the file checks below it would then mean nothing). ``/tmp`` and other
 sticky directories are accepted: nobody renames there what is not theirs.
 
+Every directory on the way and every file read or probed must also belong to
+root or to the dispatcher's effective user (the owners the gateway child
+trusts for code): another user could rewrite or swap it.
+
 What this does not protect against: a writer who can modify the real files
 (hard links and group-writable files and directories are accepted, so that
-ordinary checkouts under ``umask 002`` work), and entries another user
-creates in a sticky world-writable directory (owners are not checked).
+ordinary checkouts under ``umask 002`` work).
 
 Nothing here lists a directory. Refusals are :class:`FsRefused`, which every
 caller translates into its own ``dispatcher.*`` error at once; it never
