@@ -6,7 +6,9 @@ Teardown runs each setup's ``<module>.interface.teardown`` export, if it has
 one, dependents first, through the dispatcher as the manager (with the
 caller's execution limits and trace id: an MCP server's ``--timeout`` and
 ``--run-as`` hold for it); then clears the records. While a flow is active,
-nothing here changes the ledger.
+teardown refuses (``setup_busy``); ``invalidate`` does not wait (revoking a
+setup must not wait for a flow): the flow's calls are checked against the
+ledger's current states, so an invalidated setup admits nothing more.
 """
 
 from __future__ import annotations
