@@ -20,6 +20,7 @@ __all__ = [
     "authorize",
     "authorize_flow_call",
     "begin",
+    "renew_flow",
     "settle",
     "status",
 ]
@@ -83,6 +84,13 @@ def authorize_flow_call(
         ):
             raise SetupFlowRefused("this call is not part of that setup flow's current step")
         ops.append_event(tx, "flow_call_authorized", flow=flow.flow_id, detail=target)
+        ops.renew_flow(tx, flow)  # the flow is in use: recover-busy must not free it
+
+
+def renew_flow(ledger: Ledger, flow_id: str) -> None:
+    """Renew the lease of flow ``flow_id`` while its pending step is worked on."""
+    with ledger.transaction() as tx:
+        ops.renew_flow(tx, ops.flow_by_id(tx, flow_id))
 
 
 def begin(ledger: Ledger, closure: Sequence[SetupNode], resume: str) -> ops.Flow | ClosureStatus:

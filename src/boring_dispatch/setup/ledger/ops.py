@@ -35,12 +35,14 @@ __all__ = [
     "read_setups",
     "recover_busy",
     "recover_step",
+    "renew_flow",
     "renew_step",
     "settle_step",
     "step_lease_s",
 ]
 
-#: A flow's lease: renewed by every manager route on the flow; expired, ``recover-busy`` frees it.
+#: A flow's lease: renewed by the manager routes on the flow and the calls made for it;
+#: expired, ``recover-busy`` frees it.
 FLOW_LEASE_S: Final = 900.0
 #: A running Python step's lease: renewed while its runner lives.
 STEP_LEASE_S: Final = 30.0
@@ -200,6 +202,23 @@ def claim_step(tx: Tx, flow: Flow, owner: str) -> None:
         flow.flow_id,
     )
     append_event(tx, "step_claimed", flow=flow.flow_id, setup=flow.current_step)
+
+
+def renew_flow(tx: Tx, flow: Flow) -> None:
+    """Extend an active flow's lease while its pending step is worked on (a Markdown step).
+
+    A running Python step's lease is its runner's alone: left as it is.
+    """
+    if flow.state != "active" or flow.step_state != "pending":
+        return
+    now = time.time()
+    tx.run(
+        "UPDATE flows SET lease_expires_at = ?, updated_at = ?"
+        " WHERE id = ? AND state = 'active' AND step_state = 'pending'",
+        now + FLOW_LEASE_S,
+        now,
+        flow.flow_id,
+    )
 
 
 def renew_step(tx: Tx, flow_id: str, owner: str) -> bool:
