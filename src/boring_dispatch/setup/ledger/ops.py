@@ -123,7 +123,7 @@ def append_event(
     """Append one event (never arguments or output)."""
     tx.run(
         "INSERT INTO events (at, flow, setup, kind, detail) VALUES (?, ?, ?, ?, ?)",
-        time.time(),
+        tx.now(),
         flow,
         setup,
         kind,
@@ -169,7 +169,7 @@ def create_flow(tx: Tx, root: str, steps: Sequence[str], resume: str) -> Flow:
     existing = active_flow(tx)
     if existing is not None:
         raise SetupBusy("a setup flow is active").with_facts(flow_id=existing.flow_id)
-    now = time.time()
+    now = tx.now()
     flow_id = new_flow_id()
     tx.run(
         f"INSERT INTO flows ({_FLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",  # noqa: S608
@@ -192,7 +192,7 @@ def create_flow(tx: Tx, root: str, steps: Sequence[str], resume: str) -> Flow:
 def claim_step(tx: Tx, flow: Flow, owner: str) -> None:
     """Mark the current step running under ``owner``'s lease (a Python step)."""
     _require_pending(flow)
-    now = time.time()
+    now = tx.now()
     tx.run(
         "UPDATE flows SET step_state = 'running', lease_owner = ?, lease_expires_at = ?,"
         " updated_at = ? WHERE id = ? AND state = 'active' AND step_state = 'pending'",
@@ -211,7 +211,7 @@ def renew_flow(tx: Tx, flow: Flow) -> None:
     """
     if flow.state != "active" or flow.step_state != "pending":
         return
-    now = time.time()
+    now = tx.now()
     tx.run(
         "UPDATE flows SET lease_expires_at = ?, updated_at = ?"
         " WHERE id = ? AND state = 'active' AND step_state = 'pending'",
@@ -223,7 +223,7 @@ def renew_flow(tx: Tx, flow: Flow) -> None:
 
 def renew_step(tx: Tx, flow_id: str, owner: str) -> bool:
     """Extend a running step's lease; False when it is no longer ours."""
-    now = time.time()
+    now = tx.now()
     row = tx.one(
         "SELECT lease_owner FROM flows WHERE id = ? AND state = 'active'"
         " AND step_state = 'running'",
@@ -256,7 +256,7 @@ def settle_step(  # noqa: PLR0913 - the flow, the step and what to record
     """
     if flow.state != "active" or flow.current_step != f"{setup}@{version}":
         raise SetupFlowRefused("that setup is not the current step of an active flow")
-    now = time.time()
+    now = tx.now()
     tx.run(
         "DELETE FROM setups WHERE id = ?",
         setup,
@@ -294,7 +294,7 @@ def settle_step(  # noqa: PLR0913 - the flow, the step and what to record
 
 def recover_step(tx: Tx, flow: Flow) -> bool:
     """A step left running by a dead runner (lease expired) goes back to pending."""
-    now = time.time()
+    now = tx.now()
     if flow.state != "active" or flow.step_state != "running" or not flow.lease_expired(now):
         return False
     tx.run(
@@ -310,7 +310,7 @@ def recover_step(tx: Tx, flow: Flow) -> bool:
 
 def recover_busy(tx: Tx, flow: Flow) -> bool:
     """Abandon an active flow whose lease expired, freeing the one-active-flow lock."""
-    now = time.time()
+    now = tx.now()
     if flow.state != "active" or not flow.lease_expired(now):
         return False
     tx.run(
@@ -325,7 +325,7 @@ def recover_busy(tx: Tx, flow: Flow) -> bool:
 def mark_setups(tx: Tx, setup_ids: Sequence[str], state: str, *, only_ready: bool) -> list[str]:
     """Set ``state`` on the existing rows of ``setup_ids`` (only ``ready`` ones if asked)."""
     changed: list[str] = []
-    now = time.time()
+    now = tx.now()
     for setup_id in setup_ids:
         row = tx.one("SELECT state FROM setups WHERE id = ?", setup_id)
         if row is None or (only_ready and row[0] != "ready"):
