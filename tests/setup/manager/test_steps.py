@@ -54,7 +54,7 @@ def test_a_lost_ledger_connection_does_not_stop_the_lease_renewal(
     def run() -> None:
         try:
             outcome.append(manager.call("run-python", CALLER, {"flow": began["flow_id"]}))
-        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+        except Exception as error:  # the step is killed below: any outcome will do
             outcome.append(error)
 
     runner = threading.Thread(target=run)
