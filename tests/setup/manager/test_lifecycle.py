@@ -1,0 +1,77 @@
+"""The repository-wide routes when some other module of the repository is broken.
+
+``invalidate`` is how an operator revokes a setup (a leaked key): a broken
+blueprint elsewhere in the repository (a skill being written, a bad merge)
+must not keep a revoked setup ready. Setups whose graph cannot be read are
+invalidated with it when they are recorded (they may depend on it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from boring_dispatch.errors import SetupRequired
+from boring_dispatch.records import RouteRequest
+from boring_dispatch.repository.repository import Repository
+from boring_dispatch.setup.manager.routes import SetupManager
+from kits.setup_repo import CALLER, write_setup_repository
+
+RESUME = json.dumps({"caller": CALLER, "interface": "app.interface.read", "version": 1})
+_PUBLIC = {"allow_all_modules": True, "allowed_callers": []}
+
+
+def _plain_setup(requires: object) -> Callable[[Path], None]:
+    def breaks(blueprint: Path) -> None:
+        data = yaml.safe_load(blueprint.read_text(encoding="utf-8"))
+        data["exports"]["plain.interface.setup"] = {
+            "source_interface": "plain.source.main.interface.echo",
+            "access": _PUBLIC,
+            "setup_requires_setup_of": requires,
+        }
+        blueprint.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+    return breaks
+
+
+def _unreadable(blueprint: Path) -> None:
+    blueprint.write_text("exports: [\n", encoding="utf-8")
+
+
+def _exports_not_a_mapping(blueprint: Path) -> None:
+    data = yaml.safe_load(blueprint.read_text(encoding="utf-8"))
+    data["exports"] = ["plain.interface.echo"]
+    blueprint.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+
+BREAKAGES = {
+    "missing-prerequisite": _plain_setup([{"interface": "gone.interface.setup", "version": 1}]),
+    "version-differs": _plain_setup([{"interface": "base.interface.setup", "version": 9}]),
+    "not-a-list": _plain_setup("base.interface.setup"),
+    "requires-itself": _plain_setup([{"interface": "plain.interface.setup", "version": 1}]),
+    "unreadable-blueprint": _unreadable,
+    "exports-not-a-mapping": _exports_not_a_mapping,
+}
+
+
+@pytest.mark.parametrize("breakage", sorted(BREAKAGES))
+def test_invalidate_works_whatever_else_is_broken(tmp_path: Path, breakage: str) -> None:
+    config = write_setup_repository(tmp_path / "repo")
+    manager = SetupManager(Repository.open(config, ledger=str(tmp_path / "ledger.sqlite3")))
+    began = manager.call("begin", CALLER, {"setup": "app.interface.setup@1", "resume": RESUME})
+    ran = manager.call("run-python", CALLER, {"flow": began["flow_id"]})
+    settle = {"flow": ran["flow_id"], "setup": "app.interface.setup@1", "outcome": "ready"}
+    assert manager.call("settle", CALLER, settle)["status"] == "completed"
+    assert manager.repository.invoke(RouteRequest(CALLER, "base.interface.work")).ok
+
+    BREAKAGES[breakage](config.parent / "skills" / "plain" / "blueprint.yaml")
+    result = manager.call("invalidate", CALLER, {"setup": "base.interface.setup"})
+    assert set(result["setups"]) >= {"base.interface.setup", "app.interface.setup"}  # type: ignore[arg-type]
+    for target in ("base.interface.work", "app.interface.read"):
+        with pytest.raises(SetupRequired) as refused:
+            manager.repository.invoke(RouteRequest(CALLER, target))
+        assert refused.value.reason == "invalidated"
