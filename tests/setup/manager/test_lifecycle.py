@@ -70,7 +70,9 @@ def test_invalidate_works_whatever_else_is_broken(tmp_path: Path, breakage: str)
 
     BREAKAGES[breakage](config.parent / "skills" / "plain" / "blueprint.yaml")
     result = manager.call("invalidate", CALLER, {"setup": "base.interface.setup"})
-    assert set(result["setups"]) >= {"base.interface.setup", "app.interface.setup"}  # type: ignore[arg-type]
+    changed = result["setups"]
+    assert isinstance(changed, list)
+    assert set(changed) >= {"base.interface.setup", "app.interface.setup"}
     for target in ("base.interface.work", "app.interface.read"):
         with pytest.raises(SetupRequired) as refused:
             manager.repository.invoke(RouteRequest(CALLER, target))

@@ -33,6 +33,7 @@ __all__ = [
     "mark_setups",
     "new_flow_id",
     "read_setups",
+    "recorded_setups",
     "recover_busy",
     "recover_step",
     "renew_flow",
@@ -139,6 +140,11 @@ def read_setups(tx: Tx, setup_ids: Sequence[str]) -> dict[str, SetupRecord]:
         if row is not None:
             out[setup_id] = SetupRecord(str(row[0]), _int(row[1]), str(row[2]), str(row[3]))
     return out
+
+
+def recorded_setups(tx: Tx) -> list[str]:
+    """The IDs of every row of ``setups``, sorted."""
+    return [str(row[0]) for row in tx.all("SELECT id FROM setups ORDER BY id")]
 
 
 def active_flow(tx: Tx) -> Flow | None:
