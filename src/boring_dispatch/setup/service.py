@@ -84,7 +84,9 @@ def authorize_flow_call(
         ):
             raise SetupFlowRefused("this call is not part of that setup flow's current step")
         ops.append_event(tx, "flow_call_authorized", flow=flow.flow_id, detail=target)
-        ops.renew_flow(tx, flow)  # the flow is in use: recover-busy must not free it
+        if current:  # the step is worked on: recover-busy must not free the flow
+            # (a call of what is ready renews nothing: it would keep a stale flow alive)
+            ops.renew_flow(tx, flow)
 
 
 def renew_flow(ledger: Ledger, flow_id: str) -> None:

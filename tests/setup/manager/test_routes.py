@@ -322,3 +322,17 @@ def test_a_flow_in_use_renews_its_lease(manager: SetupManager, ledger_path: Path
     assert manager.call("recover-busy", CALLER, {"flow": flow})["status"] == "active"
     settle = {"flow": flow, "setup": "app.interface.setup@1", "outcome": "ready"}
     assert manager.call("settle", CALLER, settle)["status"] == "completed"
+
+
+def test_calls_of_what_is_ready_do_not_keep_a_flow_alive(
+    manager: SetupManager, ledger_path: Path
+) -> None:
+    # Anyone who saw setup_busy knows the flow's ID: calls of ready setups that
+    # carry it are admitted, but must not renew the flow (a flow nobody works on
+    # would otherwise be kept busy for ever, and no other setup could begin).
+    flow = _at_markdown_step(manager)  # base is ready now, app's step is current
+    _expire(ledger_path)
+    assert manager.repository.invoke(
+        RouteRequest(CALLER, "base.interface.work", setup_flow_id=flow)
+    ).ok
+    assert manager.call("recover-busy", CALLER, {"flow": flow})["status"] == "abandoned"
