@@ -10,7 +10,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from boring_dispatch.errors import RuntimeMisconfigured, SetupBusy, SetupRequired
+from boring_dispatch.errors import RuntimeMisconfigured, SetupBusy, SetupFlowRefused, SetupRequired
 from boring_dispatch.records import RouteRequest
 from boring_dispatch.repository.repository import Repository
 from boring_dispatch.setup.ledger import ops
@@ -122,5 +122,26 @@ def test_a_host_with_a_skewed_clock_never_takes_a_live_lease(
             _skewed(skew, config, postgres_url, "claim", flow_id)
             assert manager.call("recover", CALLER, {"flow": flow_id})["recovered"] is False
             assert manager.call("recover-busy", CALLER, {"flow": flow_id})["status"] == "active"
+    finally:
+        manager.ledger().close()
+
+
+@pytest.mark.parametrize("flow", ["a\x00b", "\x00", "0" * 31 + "\x00", "fl\u00f6w", "\ud800"])
+@pytest.mark.parametrize(
+    "route", ["run-python", "run-markdown", "settle", "recover", "recover-busy"]
+)
+def test_a_hostile_flow_id_is_an_unknown_flow_on_postgresql(
+    tmp_path: Path, postgres_url: str, flow: str, route: str
+) -> None:
+    # PostgreSQL refuses a NUL in a text parameter: the flow ID must be checked
+    # before it reaches the database (the answer is the same as on SQLite).
+    config = write_setup_repository(tmp_path / "repo")
+    manager = SetupManager(Repository.open(config, ledger=postgres_url))
+    options: dict[str, object] = {"flow": flow}
+    if route == "settle":
+        options.update(setup="app.interface.setup@1", outcome="ready")
+    try:
+        with pytest.raises(SetupFlowRefused):
+            manager.call(route, CALLER, options)
     finally:
         manager.ledger().close()

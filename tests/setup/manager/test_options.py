@@ -10,7 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boring_dispatch.errors import InvalidRouteRequest, RouteError, SetupGraphInvalid
+from boring_dispatch.errors import (
+    InvalidRouteRequest,
+    RouteError,
+    SetupFlowRefused,
+    SetupGraphInvalid,
+)
 from boring_dispatch.repository.repository import Repository
 from boring_dispatch.setup.manager.options import (
     ROUTE_OPTIONS,
@@ -150,4 +155,17 @@ def test_hostile_options_are_refused_and_change_nothing(
     with pytest.raises(RouteError) as raised:
         manager.call(route, "host", options)
     assert raised.value.code.startswith("dispatcher.")
+    assert _snapshot(ledger) == before
+
+
+@pytest.mark.parametrize("flow", ["\ud800", "a\udfffb", "\x00", "fl\u00f6w", "０１"])
+@pytest.mark.parametrize("route", ["run-python", "run-markdown", "recover", "recover-busy"])
+def test_a_flow_id_outside_the_id_alphabet_is_an_unknown_flow(
+    hostile_manager: tuple[SetupManager, Path], flow: str, route: str
+) -> None:
+    # A lone surrogate cannot even be encoded for the database: refused before it.
+    manager, ledger = hostile_manager
+    before = _snapshot(ledger)
+    with pytest.raises(SetupFlowRefused):
+        manager.call(route, "host", {"flow": flow})
     assert _snapshot(ledger) == before
