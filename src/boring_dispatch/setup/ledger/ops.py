@@ -156,10 +156,12 @@ def flow_by_id(tx: Tx, flow_id: object) -> Flow:
     """The flow ``flow_id``.
 
     Raises:
-        SetupFlowRefused: no flow has that ID (or it is not a string).
+        SetupFlowRefused: no flow has that ID (or it is not an ID: flow IDs are
+            ASCII letters and digits, so a NUL or a lone surrogate, which a
+            database cannot even take, never reaches it).
     """
     row = None
-    if isinstance(flow_id, str) and 0 < len(flow_id) <= 64:
+    if type(flow_id) is str and 0 < len(flow_id) <= 64 and flow_id.isascii() and flow_id.isalnum():
         row = tx.one(f"SELECT {_FLOW_COLUMNS} FROM flows WHERE id = ?", flow_id)  # noqa: S608
     if row is None:
         raise SetupFlowRefused("unknown setup flow")
