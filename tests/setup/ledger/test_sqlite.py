@@ -227,6 +227,8 @@ _BAD_FLOW_COLUMNS = [
     ("steps", "[[1]]"),
     ("current", "x"),
     ("current", "1.5"),
+    ("current", "-1"),
+    ("current", "2"),
     ("lease_expires_at", "soon"),
     ("created_at", "yesterday"),
 ]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Final, Literal
 
 from boring_dispatch._value import value
-from boring_dispatch.errors import SetupBusy, SetupFlowRefused
+from boring_dispatch.errors import SetupBusy, SetupFlowRefused, SetupUnavailable
 from boring_dispatch.setup.ledger.store import Row, Tx
 
 __all__ = [
@@ -361,20 +361,32 @@ def _require_pending(flow: Flow) -> None:
 
 
 def _flow(row: Row) -> Flow:
-    steps = json.loads(str(row[3]))
-    return Flow(
-        flow_id=str(row[0]),
-        root=str(row[1]),
-        state=str(row[2]),
-        steps=tuple(str(step) for step in steps),
-        current=_int(row[4]),
-        step_state=str(row[5]),
-        resume=str(row[6]),
-        lease_owner=None if row[7] is None else str(row[7]),
-        lease_expires_at=None if row[8] is None else float(str(row[8])),
-        created_at=float(str(row[9])),
-        updated_at=float(str(row[10])),
-    )
+    """The flow of one ``flows`` row.
+
+    Raises:
+        SetupUnavailable: a row no dispatcher writes (the ledger is unusable, fail closed).
+    """
+    try:
+        steps = json.loads(str(row[3]))
+        if not isinstance(steps, list) or not all(type(step) is str for step in steps):
+            raise ValueError("steps")  # noqa: TRY301 - one refusal for every malformed column
+        if not 0 <= _int(row[4]) <= len(steps):
+            raise ValueError("current")  # noqa: TRY301
+        return Flow(
+            flow_id=str(row[0]),
+            root=str(row[1]),
+            state=str(row[2]),
+            steps=tuple(steps),
+            current=_int(row[4]),
+            step_state=str(row[5]),
+            resume=str(row[6]),
+            lease_owner=None if row[7] is None else str(row[7]),
+            lease_expires_at=None if row[8] is None else float(str(row[8])),
+            created_at=float(str(row[9])),
+            updated_at=float(str(row[10])),
+        )
+    except (ValueError, TypeError):
+        raise SetupUnavailable("the setup ledger holds a malformed flow row") from None
 
 
 def _int(raw: object) -> int:
