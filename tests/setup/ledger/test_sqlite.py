@@ -256,3 +256,24 @@ def test_a_malformed_flow_row_makes_the_ledger_unavailable(
         connection.close()
     with pytest.raises(SetupUnavailable):
         repository.invoke(RouteRequest(CALLER, "app.interface.read"))
+
+
+@pytest.mark.parametrize("version", ["x", "1.5", ""])
+def test_a_malformed_setup_row_makes_the_ledger_unavailable(tmp_path: Path, version: str) -> None:
+    config = write_setup_repository(tmp_path / "repo")
+    path = tmp_path / "ledger.sqlite3"
+    repository = Repository.open(config, ledger=str(path))
+    with pytest.raises(SetupRequired):
+        repository.invoke(RouteRequest(CALLER, "app.interface.read"))
+    connection = sqlite3.connect(path)
+    try:
+        with connection:
+            connection.execute(
+                "INSERT INTO setups (id, version, state, fingerprint, flow_id, updated_at)"
+                " VALUES ('base.interface.setup', ?, 'ready', 'f', NULL, 0)",
+                (version,),
+            )
+    finally:
+        connection.close()
+    with pytest.raises(SetupUnavailable):
+        repository.invoke(RouteRequest(CALLER, "app.interface.read"))
