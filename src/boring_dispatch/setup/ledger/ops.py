@@ -138,7 +138,11 @@ def read_setups(tx: Tx, setup_ids: Sequence[str]) -> dict[str, SetupRecord]:
     for setup_id in setup_ids:
         row = tx.one("SELECT id, version, state, fingerprint FROM setups WHERE id = ?", setup_id)
         if row is not None:
-            out[setup_id] = SetupRecord(str(row[0]), _int(row[1]), str(row[2]), str(row[3]))
+            try:
+                version = _int(row[1])
+            except ValueError:
+                raise SetupUnavailable("the setup ledger holds a malformed setup row") from None
+            out[setup_id] = SetupRecord(str(row[0]), version, str(row[2]), str(row[3]))
     return out
 
 
