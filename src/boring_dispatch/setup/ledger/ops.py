@@ -42,8 +42,8 @@ __all__ = [
     "step_lease_s",
 ]
 
-#: A flow's lease: renewed by the manager routes on the flow and the calls made for it;
-#: expired, ``recover-busy`` frees it.
+#: A flow's lease: renewed by the manager routes on the flow and the calls for its current
+#: step; expired, ``recover-busy`` frees it.
 FLOW_LEASE_S: Final = 900.0
 #: A running Python step's lease: renewed while its runner lives.
 STEP_LEASE_S: Final = 30.0
