@@ -5,13 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+import yaml
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from boring_dispatch.errors import SetupGraphInvalid
+from boring_dispatch.records import RouteRequest
 from boring_dispatch.repository.load.config import load_config
+from boring_dispatch.repository.repository import Repository
 from boring_dispatch.setup.classify import classify, governing_setup
 from boring_dispatch.setup.names import MANAGER_MODULE
 from kits.blueprints import RecordingLoader, corpus_dir
+from kits.setup_repo import CALLER, write_setup_repository
 
 CORPUS = corpus_dir() / "officina.toml"
 
@@ -95,3 +100,42 @@ _LIST_MANAGER = _loader().load_ancestry("list-manager._rtx")
 
 def test_corpus_path_is_absolute() -> None:
     assert Path(CORPUS).is_absolute()
+
+
+# A setup export whose value is not a mapping is a malformed setup export, not
+# an absent one: the targets it would govern fail closed, they do not become
+# unmanaged (a YAML slip such as an empty ``app.interface.setup:`` would
+# otherwise switch the gate off for the whole skill).
+_NOT_A_MAPPING = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=20),
+    st.lists(st.text(max_size=5), max_size=3),
+    st.lists(st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=2), max_size=2),
+)
+
+
+@pytest.fixture(scope="module")
+def setup_repo(tmp_path_factory: pytest.TempPathFactory) -> Repository:
+    directory = tmp_path_factory.mktemp("malformed-setup")
+    config = write_setup_repository(directory / "repo")
+    return Repository.open(config, ledger=str(directory / "ledger.sqlite3"))
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    value=_NOT_A_MAPPING, target=st.sampled_from(["app.interface.read", "app._rtx.interface.inner"])
+)
+def test_a_setup_export_that_is_not_a_mapping_fails_closed(
+    setup_repo: Repository, value: object, target: str
+) -> None:
+    blueprint = setup_repo.config_path.parent / "skills" / "app" / "blueprint.yaml"
+    data = yaml.safe_load(blueprint.read_text(encoding="utf-8"))
+    data["exports"]["app.interface.setup"] = value
+    blueprint.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(SetupGraphInvalid):
+        setup_repo.invoke(RouteRequest(CALLER, target))

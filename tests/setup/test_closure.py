@@ -5,13 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+import yaml
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from boring_dispatch.errors import SetupGraphInvalid
+from boring_dispatch.errors import SetupFlowRefused, SetupGraphInvalid, SetupRequired
+from boring_dispatch.records import RouteRequest
 from boring_dispatch.repository.load.config import load_config
+from boring_dispatch.repository.load.lookup import ModuleLoader
+from boring_dispatch.repository.repository import Repository
 from boring_dispatch.setup.closure import load_closure
+from boring_dispatch.setup.manager.routes import SetupManager
 from kits.blueprints import PUBLIC, RecordingLoader, RepoBuilder, corpus_dir, make_repo
+from kits.setup_repo import CALLER, write_setup_repository
 
 
 def _setup_module(repo: RepoBuilder, module_id: str, requires: object, **extra: object) -> None:
@@ -148,3 +154,56 @@ def test_the_fingerprint_follows_the_setup_blueprint(tmp_path: Path) -> None:
     exports["b.interface.setup"]["access"] = {"allow_all_modules": False, "allowed_callers": ["b"]}
     repo.rewrite("b")
     assert load_closure(repo.loader(), "b.interface.setup")[0].fingerprint != before
+
+
+# A setup step is a Markdown step only when its source interface has no
+# ``process_binding`` at all. A malformed one (null, a list, a string...) is a
+# broken Python step: run by ``run-python`` (where it fails), never turned into
+# a Markdown step that a ``settle`` records ready on the assistant's word.
+_BROKEN_BINDINGS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.text(max_size=10),
+    st.lists(st.integers(), max_size=2),
+)
+
+
+@pytest.fixture(scope="module")
+def managed_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_setup_repository(tmp_path_factory.mktemp("broken-binding") / "repo")
+
+
+def _break_binding(config: Path, value: object) -> None:
+    blueprint = config.parent / "skills" / "base" / "main.yaml"
+    data = yaml.safe_load(blueprint.read_text(encoding="utf-8"))
+    data["interfaces"]["base.source.main.interface.setup"]["process_binding"] = value
+    blueprint.write_text(yaml.safe_dump(data), encoding="utf-8")
+
+
+@settings(
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(value=_BROKEN_BINDINGS)
+def test_a_malformed_process_binding_is_no_markdown_step(
+    managed_config: Path, value: object
+) -> None:
+    _break_binding(managed_config, value)
+    (node,) = load_closure(ModuleLoader(load_config(managed_config)), "base.interface.setup")
+    assert node.python
+
+
+@pytest.mark.parametrize("value", [None, [], "x", 0, False])
+def test_a_malformed_python_step_cannot_be_settled_ready(tmp_path: Path, value: object) -> None:
+    config = write_setup_repository(tmp_path / "repo")
+    _break_binding(config, value)
+    manager = SetupManager(Repository.open(config, ledger=str(tmp_path / "ledger.sqlite3")))
+    resume = '{"caller":"host","interface":"base.interface.work","version":1}'
+    began = manager.call("begin", CALLER, {"setup": "base.interface.setup@1", "resume": resume})
+    settle = {"flow": began["flow_id"], "setup": "base.interface.setup@1", "outcome": "ready"}
+    with pytest.raises(SetupFlowRefused):
+        manager.call("settle", CALLER, settle)
+    ran = manager.call("run-python", CALLER, {"flow": began["flow_id"]})
+    assert ran["status"] == "failed"
+    with pytest.raises(SetupRequired):
+        manager.repository.invoke(RouteRequest(CALLER, "base.interface.work"))

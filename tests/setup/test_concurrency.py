@@ -82,3 +82,60 @@ def test_fifty_begins_over_two_servers_on_one_postgresql(tmp_path: Path, postgre
     with _servers(tmp_path, postgres_url) as servers:
         results = _begin_everywhere(servers)
     _check(results, postgres_url, tmp_path / "repo" / "officina.toml")
+
+
+RACERS = 12
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_racing_settles_and_runs_record_one_outcome(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    # Over two servers, racing run-python calls on one Python step, then racing
+    # settles of the Markdown step (ready against failed): exactly one of each
+    # is recorded; the others are refused; never two outcomes for one step.
+    ledger = (
+        str(tmp_path / "shared.sqlite3")
+        if backend == "sqlite"
+        else str(request.getfixturevalue("postgres_url"))
+    )
+    with _servers(tmp_path, ledger) as servers:
+        (began,) = [
+            r["structuredContent"]["result"]["dispatcher"]["setup"]
+            for r in _begin_everywhere(servers)
+            if "error" not in r["structuredContent"]["result"]["dispatcher"]
+        ]
+        flow = began["flow_id"]
+
+        def route(index: int, name: str, options: dict[str, str]) -> dict[str, Any]:
+            call = {
+                "caller": CALLER,
+                "interface": f"setup-interface-manager._rtx.interface.{name}",
+                "version": 1,
+                "arguments": {"options": options},
+            }
+            answer = servers[index % 2].call("invoke_security_2", call)
+            dispatcher: dict[str, Any] = answer["structuredContent"]["result"]["dispatcher"]
+            return dispatcher
+
+        with ThreadPoolExecutor(max_workers=RACERS) as pool:
+            runs = list(pool.map(lambda i: route(i, "run-python", {"flow": flow}), range(RACERS)))
+        assert len([r for r in runs if "error" not in r]) == 1, runs
+        settle = {"flow": flow, "setup": "app.interface.setup@1"}
+        with ThreadPoolExecutor(max_workers=RACERS) as pool:
+            settles = list(
+                pool.map(
+                    lambda i: route(
+                        i, "settle", {**settle, "outcome": "ready" if i % 2 else "failed"}
+                    ),
+                    range(RACERS),
+                )
+            )
+        won = [s for s in settles if "error" not in s]
+        assert len(won) == 1, settles
+    store = open_ledger(tmp_path / "repo" / "officina.toml", ledger)
+    with store.transaction() as tx:
+        kinds = [str(k) for (k,) in tx.all("SELECT kind FROM events ORDER BY seq")]
+    store.close()
+    assert kinds.count("step_claimed") == 1
+    assert kinds.count("step_ready") + kinds.count("step_failed") == 2

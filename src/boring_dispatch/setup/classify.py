@@ -33,11 +33,14 @@ class Classification:
 
 
 def exports_setup(module: ModuleRecord) -> bool:
-    """True when ``module`` exports ``<module>.interface.setup`` as a mapping."""
+    """True when ``module`` declares ``<module>.interface.setup``, whatever its value.
+
+    A declared setup export that is not a mapping is a malformed setup export,
+    not an absent one: the targets it governs then fail closed when its
+    closure is loaded (``setup_graph_invalid``), instead of becoming unmanaged.
+    """
     exports = module.data.get("exports")
-    return isinstance(exports, dict) and isinstance(
-        exports.get(setup_export_id(module.module_id)), dict
-    )
+    return isinstance(exports, dict) and setup_export_id(module.module_id) in exports
 
 
 def governing_setup(ancestry: Sequence[ModuleRecord]) -> str | None:

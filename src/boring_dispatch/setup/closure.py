@@ -53,8 +53,13 @@ class SetupNode:
 
     @property
     def python(self) -> bool:
-        """True when its source interface is process-bindable (a Python step)."""
-        return isinstance(self.interface.get("process_binding"), dict)
+        """True when its source interface declares a ``process_binding`` (a Python step).
+
+        Only an interface with no ``process_binding`` at all is a Markdown step: a
+        malformed binding is a broken Python step (``run-python`` fails it), never
+        a step that ``settle`` could record ready on the assistant's word.
+        """
+        return "process_binding" in self.interface
 
 
 def fingerprint(export: Mapping[str, object], interface: Mapping[str, object], version: int) -> str:

@@ -20,6 +20,7 @@ __all__ = [
     "authorize",
     "authorize_flow_call",
     "begin",
+    "renew_flow",
     "settle",
     "status",
 ]
@@ -59,8 +60,13 @@ def authorize_flow_call(
 ) -> None:
     """Admit a call made for flow ``flow_id`` (section 2.6), or refuse it.
 
-    Admitted only while that flow is active and the target's governing setup
-    (the last of ``closure``) is its current step or a step it already settled.
+    Admitted only while that flow is active, every prerequisite of the
+    target's governing setup (the last of ``closure``) is ready with its
+    current fingerprint, and the governing setup is the flow's current step
+    or is itself ready (a step the flow settled, or one that was ready before
+    it began). So the flow's ID never admits a setup that is no longer ready
+    (invalidated, or its blueprint changed, since the flow settled it), and
+    never refuses what the ordinary gate would admit.
 
     Raises:
         SetupFlowRefused: otherwise.
@@ -68,9 +74,25 @@ def authorize_flow_call(
     governing = closure[-1].key
     with ledger.transaction() as tx:
         flow = ops.flow_by_id(tx, flow_id)
-        if flow.state != "active" or governing not in flow.steps[: flow.current + 1]:
+        states = step_states(closure, ops.read_setups(tx, [node.setup_id for node in closure]))
+        prerequisites_ready = all(step.state == "ready" for step in states[:-1])
+        current = flow.current_step == governing
+        if (
+            flow.state != "active"
+            or not prerequisites_ready
+            or not (current or states[-1].state == "ready")
+        ):
             raise SetupFlowRefused("this call is not part of that setup flow's current step")
         ops.append_event(tx, "flow_call_authorized", flow=flow.flow_id, detail=target)
+        if current:  # the step is worked on: recover-busy must not free the flow
+            # (a call of what is ready renews nothing: it would keep a stale flow alive)
+            ops.renew_flow(tx, flow)
+
+
+def renew_flow(ledger: Ledger, flow_id: str) -> None:
+    """Renew the lease of flow ``flow_id`` while its pending step is worked on."""
+    with ledger.transaction() as tx:
+        ops.renew_flow(tx, ops.flow_by_id(tx, flow_id))
 
 
 def begin(ledger: Ledger, closure: Sequence[SetupNode], resume: str) -> ops.Flow | ClosureStatus:

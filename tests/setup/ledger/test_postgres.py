@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from boring_dispatch.errors import RuntimeMisconfigured, SetupBusy, SetupRequired
+from boring_dispatch.errors import RuntimeMisconfigured, SetupBusy, SetupFlowRefused, SetupRequired
 from boring_dispatch.records import RouteRequest
 from boring_dispatch.repository.repository import Repository
 from boring_dispatch.setup.ledger import ops
@@ -61,3 +64,84 @@ def test_a_whole_flow_on_postgresql(tmp_path: Path, postgres_url: str) -> None:
     assert done["status"] == "completed"
     assert repository.invoke(RouteRequest(CALLER, "app.interface.read")).stdout == "read\n"
     manager.ledger().close()
+
+
+# Another host of one PostgreSQL ledger whose clock is off by an hour: as a
+# subprocess whose wall clock (``time.time``) is shifted, running a manager route.
+_SKEWED_ROUTE = """
+import json, sys, time
+real = time.time
+time.time = lambda: real() + float(sys.argv[1])
+from boring_dispatch.repository.repository import Repository
+from boring_dispatch.setup.manager.routes import SetupManager
+from boring_dispatch.setup.ledger import ops
+config, url, route, flow = sys.argv[2:6]
+if route == "claim":
+    manager = SetupManager(Repository.open(config, ledger=url))
+    with manager.ledger().transaction() as tx:
+        ops.claim_step(tx, ops.flow_by_id(tx, flow), ops.lease_owner() + ":skewed")
+    print(json.dumps({"claimed": True}))
+else:
+    result = SetupManager(Repository.open(config, ledger=url)).call(route, "host", {"flow": flow})
+    print(json.dumps(result))
+"""
+
+
+def _skewed(skew: float, config: Path, url: str, route: str, flow: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", _SKEWED_ROUTE, str(skew), str(config), url, route, flow],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    answer = json.loads(done.stdout)
+    assert isinstance(answer, dict)
+    return answer
+
+
+@pytest.mark.parametrize("skew", [3600.0, -3600.0], ids=["ahead", "behind"])
+def test_a_host_with_a_skewed_clock_never_takes_a_live_lease(
+    tmp_path: Path, postgres_url: str, skew: float
+) -> None:
+    # Leases are compared with the database's clock, not each host's: a live
+    # runner's step is not recovered, an active flow is not abandoned, because
+    # two hosts' clocks differ.
+    config = write_setup_repository(tmp_path / "repo")
+    manager = SetupManager(Repository.open(config, ledger=postgres_url))
+    try:
+        began = manager.call("begin", CALLER, {"setup": "app.interface.setup@1", "resume": RESUME})
+        flow_id = str(began["flow_id"])
+        if skew > 0:  # this host holds the step's lease; the host ahead tries to take it
+            with manager.ledger().transaction() as tx:
+                ops.claim_step(tx, ops.flow_by_id(tx, flow_id), ops.lease_owner() + ":live")
+            assert _skewed(skew, config, postgres_url, "recover", flow_id)["recovered"] is False
+            busy = _skewed(skew, config, postgres_url, "recover-busy", flow_id)
+            assert busy["status"] == "active"
+        else:  # the host behind holds the lease; this host tries to take it
+            _skewed(skew, config, postgres_url, "claim", flow_id)
+            assert manager.call("recover", CALLER, {"flow": flow_id})["recovered"] is False
+            assert manager.call("recover-busy", CALLER, {"flow": flow_id})["status"] == "active"
+    finally:
+        manager.ledger().close()
+
+
+@pytest.mark.parametrize("flow", ["a\x00b", "\x00", "0" * 31 + "\x00", "fl\u00f6w", "\ud800"])
+@pytest.mark.parametrize(
+    "route", ["run-python", "run-markdown", "settle", "recover", "recover-busy"]
+)
+def test_a_hostile_flow_id_is_an_unknown_flow_on_postgresql(
+    tmp_path: Path, postgres_url: str, flow: str, route: str
+) -> None:
+    # PostgreSQL refuses a NUL in a text parameter: the flow ID must be checked
+    # before it reaches the database (the answer is the same as on SQLite).
+    config = write_setup_repository(tmp_path / "repo")
+    manager = SetupManager(Repository.open(config, ledger=postgres_url))
+    options: dict[str, object] = {"flow": flow}
+    if route == "settle":
+        options.update(setup="app.interface.setup@1", outcome="ready")
+    try:
+        with pytest.raises(SetupFlowRefused):
+            manager.call(route, CALLER, options)
+    finally:
+        manager.ledger().close()

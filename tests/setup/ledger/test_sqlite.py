@@ -8,12 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from boring_dispatch.errors import RuntimeMisconfigured, SetupBusy, SetupUnavailable
+from boring_dispatch.errors import RuntimeMisconfigured, SetupBusy, SetupRequired, SetupUnavailable
+from boring_dispatch.records import RouteRequest
+from boring_dispatch.repository.repository import Repository
 from boring_dispatch.setup.ledger import ops
 from boring_dispatch.setup.ledger._schema import SCHEMA_VERSION
 from boring_dispatch.setup.ledger.opening import open_ledger
 from boring_dispatch.setup.ledger.paths import default_ledger_path
 from boring_dispatch.setup.ledger.sqlite import open_sqlite
+from kits.setup_repo import CALLER, write_setup_repository
 
 
 def _touch(path: Path) -> None:
@@ -211,3 +214,66 @@ def test_every_spelling_of_one_configuration_shares_one_default_ledger(
     assert default_ledger_path(spelling) == canonical  # type: ignore[arg-type]
     gate = Repository(Path(spelling)).setup_gate()
     assert gate.ledger()._backend.path == canonical  # type: ignore[attr-defined]
+
+
+# A row no dispatcher writes (a bug, a hand edit, a newer client on a shared
+# ledger): the ledger is unusable for that call, ``setup_unavailable``, never a
+# raw ValueError or TypeError out of the gate (internal_error) and never a pass.
+_BAD_FLOW_COLUMNS = [
+    ("steps", "not json"),
+    ("steps", "{}"),
+    ("steps", "null"),
+    ("steps", '"app.interface.setup@1"'),
+    ("steps", "[[1]]"),
+    ("current", "x"),
+    ("current", "1.5"),
+    ("current", "-1"),
+    ("current", "2"),
+    ("lease_expires_at", "soon"),
+    ("created_at", "yesterday"),
+]
+
+
+@pytest.mark.parametrize(("column", "value"), _BAD_FLOW_COLUMNS)
+def test_a_malformed_flow_row_makes_the_ledger_unavailable(
+    tmp_path: Path, column: str, value: str
+) -> None:
+    config = write_setup_repository(tmp_path / "repo")
+    path = tmp_path / "ledger.sqlite3"
+    repository = Repository.open(config, ledger=str(path))
+    with pytest.raises(SetupRequired):
+        repository.invoke(RouteRequest(CALLER, "app.interface.read"))
+    connection = sqlite3.connect(path)
+    try:
+        with connection:
+            connection.execute(
+                "INSERT INTO flows (id, root, state, steps, current, step_state, resume,"
+                " created_at, updated_at) VALUES ('f0', 'app.interface.setup', 'active',"
+                " '[\"app.interface.setup@1\"]', 0, 'pending', '{}', 0, 0)"
+            )
+            connection.execute(f"UPDATE flows SET {column} = ?", (value,))  # noqa: S608
+    finally:
+        connection.close()
+    with pytest.raises(SetupUnavailable):
+        repository.invoke(RouteRequest(CALLER, "app.interface.read"))
+
+
+@pytest.mark.parametrize("version", ["x", "1.5", ""])
+def test_a_malformed_setup_row_makes_the_ledger_unavailable(tmp_path: Path, version: str) -> None:
+    config = write_setup_repository(tmp_path / "repo")
+    path = tmp_path / "ledger.sqlite3"
+    repository = Repository.open(config, ledger=str(path))
+    with pytest.raises(SetupRequired):
+        repository.invoke(RouteRequest(CALLER, "app.interface.read"))
+    connection = sqlite3.connect(path)
+    try:
+        with connection:
+            connection.execute(
+                "INSERT INTO setups (id, version, state, fingerprint, flow_id, updated_at)"
+                " VALUES ('base.interface.setup', ?, 'ready', 'f', NULL, 0)",
+                (version,),
+            )
+    finally:
+        connection.close()
+    with pytest.raises(SetupUnavailable):
+        repository.invoke(RouteRequest(CALLER, "app.interface.read"))

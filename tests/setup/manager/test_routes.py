@@ -290,3 +290,49 @@ def test_only_level_2_reaches_the_manager_over_mcp(manager: SetupManager) -> Non
     assert error["code"] == SecurityLevelMismatch.code
     ok = calls.call("invoke_security_2", projection, trace_id="t" * 32)
     assert ok.structured["result"]["dispatcher"]["setup"]["status"] == "setup_required"  # type: ignore[index]
+
+
+def _at_markdown_step(manager: SetupManager) -> str:
+    ran = manager.call("run-python", CALLER, _opts(_begin(manager)))
+    assert ran["step"] == "app.interface.setup@1"
+    flow = ran["flow_id"]
+    assert isinstance(flow, str)
+    return flow
+
+
+_IN_USE = {
+    "run-markdown": lambda m, f: m.call("run-markdown", CALLER, {"flow": f}),
+    "authorize-markdown-call": lambda m, f: m.call(
+        "authorize-markdown-call", CALLER, {"flow": f, "interface": "app._rtx.interface.inner"}
+    ),
+    "flow-call": lambda m, f: m.repository.invoke(
+        RouteRequest(CALLER, "app._rtx.interface.inner", setup_flow_id=f)
+    ),
+}
+
+
+@pytest.mark.parametrize("use", sorted(_IN_USE))
+def test_a_flow_in_use_renews_its_lease(manager: SetupManager, ledger_path: Path, use: str) -> None:
+    # A Markdown step can take long (a person creates an account): the flow's
+    # lease is renewed by every route on it and by the calls made for it, so
+    # recover-busy frees a flow nobody works on, never one in use.
+    flow = _at_markdown_step(manager)
+    _expire(ledger_path)  # as long after begin as the flow lease lasts
+    _IN_USE[use](manager, flow)
+    assert manager.call("recover-busy", CALLER, {"flow": flow})["status"] == "active"
+    settle = {"flow": flow, "setup": "app.interface.setup@1", "outcome": "ready"}
+    assert manager.call("settle", CALLER, settle)["status"] == "completed"
+
+
+def test_calls_of_what_is_ready_do_not_keep_a_flow_alive(
+    manager: SetupManager, ledger_path: Path
+) -> None:
+    # Anyone who saw setup_busy knows the flow's ID: calls of ready setups that
+    # carry it are admitted, but must not renew the flow (a flow nobody works on
+    # would otherwise be kept busy for ever, and no other setup could begin).
+    flow = _at_markdown_step(manager)  # base is ready now, app's step is current
+    _expire(ledger_path)
+    assert manager.repository.invoke(
+        RouteRequest(CALLER, "base.interface.work", setup_flow_id=flow)
+    ).ok
+    assert manager.call("recover-busy", CALLER, {"flow": flow})["status"] == "abandoned"

@@ -18,7 +18,7 @@ from boring_dispatch.repository import ids
 from boring_dispatch.repository.load.files import MAX_BLUEPRINT_BYTES, FsRefused, read_regular
 from boring_dispatch.repository.strict_yaml.load import load_yaml
 
-__all__ = ["exported_interfaces", "iter_exports"]
+__all__ = ["exported_interfaces", "iter_exports", "iter_module_exports"]
 
 _BLUEPRINT = "blueprint.yaml"
 
@@ -43,6 +43,27 @@ def iter_exports(config: RepositoryConfig) -> Iterator[tuple[str, str]]:
                     raise BlueprintMalformed(f"{module_id} declares a foreign export")
                 found.append((export_id, module_id))
     yield from sorted(found)
+
+
+def iter_module_exports(config: RepositoryConfig) -> Iterator[tuple[str, tuple[str, ...] | None]]:
+    """Yield ``(module_id, its export IDs)`` for every module; ``None`` for a broken one.
+
+    Unlike :func:`iter_exports`, a module whose blueprint is unreadable or
+    malformed does not end the scan: it is yielded with ``None`` (the caller
+    decides what an unknown module means for it).
+    """
+    for root in config.module_roots:
+        for module_id, path in _module_blueprints(root):
+            try:
+                exports = _read(path).get("exports")
+                if not isinstance(exports, dict):
+                    raise BlueprintMalformed(f"exports of {module_id} is not a mapping")
+                if any(ids.parse_interface_id(e)[0] != module_id for e in exports):
+                    raise BlueprintMalformed(f"{module_id} declares a foreign export")
+            except RouteError:
+                yield module_id, None
+                continue
+            yield module_id, tuple(exports)
 
 
 def exported_interfaces(config: RepositoryConfig) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Final, Literal
 
 from boring_dispatch._value import value
-from boring_dispatch.errors import SetupBusy, SetupFlowRefused
+from boring_dispatch.errors import SetupBusy, SetupFlowRefused, SetupUnavailable
 from boring_dispatch.setup.ledger.store import Row, Tx
 
 __all__ = [
@@ -33,14 +33,17 @@ __all__ = [
     "mark_setups",
     "new_flow_id",
     "read_setups",
+    "recorded_setups",
     "recover_busy",
     "recover_step",
+    "renew_flow",
     "renew_step",
     "settle_step",
     "step_lease_s",
 ]
 
-#: A flow's lease: renewed by every manager route on the flow; expired, ``recover-busy`` frees it.
+#: A flow's lease: renewed by the manager routes on the flow and the calls for its current
+#: step; expired, ``recover-busy`` frees it.
 FLOW_LEASE_S: Final = 900.0
 #: A running Python step's lease: renewed while its runner lives.
 STEP_LEASE_S: Final = 30.0
@@ -121,7 +124,7 @@ def append_event(
     """Append one event (never arguments or output)."""
     tx.run(
         "INSERT INTO events (at, flow, setup, kind, detail) VALUES (?, ?, ?, ?, ?)",
-        time.time(),
+        tx.now(),
         flow,
         setup,
         kind,
@@ -135,8 +138,17 @@ def read_setups(tx: Tx, setup_ids: Sequence[str]) -> dict[str, SetupRecord]:
     for setup_id in setup_ids:
         row = tx.one("SELECT id, version, state, fingerprint FROM setups WHERE id = ?", setup_id)
         if row is not None:
-            out[setup_id] = SetupRecord(str(row[0]), _int(row[1]), str(row[2]), str(row[3]))
+            try:
+                version = _int(row[1])
+            except ValueError:
+                raise SetupUnavailable("the setup ledger holds a malformed setup row") from None
+            out[setup_id] = SetupRecord(str(row[0]), version, str(row[2]), str(row[3]))
     return out
+
+
+def recorded_setups(tx: Tx) -> list[str]:
+    """The IDs of every row of ``setups``, sorted."""
+    return [str(row[0]) for row in tx.all("SELECT id FROM setups ORDER BY id")]
 
 
 def active_flow(tx: Tx) -> Flow | None:
@@ -148,10 +160,12 @@ def flow_by_id(tx: Tx, flow_id: object) -> Flow:
     """The flow ``flow_id``.
 
     Raises:
-        SetupFlowRefused: no flow has that ID (or it is not a string).
+        SetupFlowRefused: no flow has that ID (or it is not an ID: flow IDs are
+            ASCII letters and digits, so a NUL or a lone surrogate, which a
+            database cannot even take, never reaches it).
     """
     row = None
-    if isinstance(flow_id, str) and 0 < len(flow_id) <= 64:
+    if type(flow_id) is str and 0 < len(flow_id) <= 64 and flow_id.isascii() and flow_id.isalnum():
         row = tx.one(f"SELECT {_FLOW_COLUMNS} FROM flows WHERE id = ?", flow_id)  # noqa: S608
     if row is None:
         raise SetupFlowRefused("unknown setup flow")
@@ -167,7 +181,7 @@ def create_flow(tx: Tx, root: str, steps: Sequence[str], resume: str) -> Flow:
     existing = active_flow(tx)
     if existing is not None:
         raise SetupBusy("a setup flow is active").with_facts(flow_id=existing.flow_id)
-    now = time.time()
+    now = tx.now()
     flow_id = new_flow_id()
     tx.run(
         f"INSERT INTO flows ({_FLOW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",  # noqa: S608
@@ -190,7 +204,7 @@ def create_flow(tx: Tx, root: str, steps: Sequence[str], resume: str) -> Flow:
 def claim_step(tx: Tx, flow: Flow, owner: str) -> None:
     """Mark the current step running under ``owner``'s lease (a Python step)."""
     _require_pending(flow)
-    now = time.time()
+    now = tx.now()
     tx.run(
         "UPDATE flows SET step_state = 'running', lease_owner = ?, lease_expires_at = ?,"
         " updated_at = ? WHERE id = ? AND state = 'active' AND step_state = 'pending'",
@@ -202,9 +216,26 @@ def claim_step(tx: Tx, flow: Flow, owner: str) -> None:
     append_event(tx, "step_claimed", flow=flow.flow_id, setup=flow.current_step)
 
 
+def renew_flow(tx: Tx, flow: Flow) -> None:
+    """Extend an active flow's lease while its pending step is worked on (a Markdown step).
+
+    A running Python step's lease is its runner's alone: left as it is.
+    """
+    if flow.state != "active" or flow.step_state != "pending":
+        return
+    now = tx.now()
+    tx.run(
+        "UPDATE flows SET lease_expires_at = ?, updated_at = ?"
+        " WHERE id = ? AND state = 'active' AND step_state = 'pending'",
+        now + FLOW_LEASE_S,
+        now,
+        flow.flow_id,
+    )
+
+
 def renew_step(tx: Tx, flow_id: str, owner: str) -> bool:
     """Extend a running step's lease; False when it is no longer ours."""
-    now = time.time()
+    now = tx.now()
     row = tx.one(
         "SELECT lease_owner FROM flows WHERE id = ? AND state = 'active'"
         " AND step_state = 'running'",
@@ -237,7 +268,7 @@ def settle_step(  # noqa: PLR0913 - the flow, the step and what to record
     """
     if flow.state != "active" or flow.current_step != f"{setup}@{version}":
         raise SetupFlowRefused("that setup is not the current step of an active flow")
-    now = time.time()
+    now = tx.now()
     tx.run(
         "DELETE FROM setups WHERE id = ?",
         setup,
@@ -275,7 +306,7 @@ def settle_step(  # noqa: PLR0913 - the flow, the step and what to record
 
 def recover_step(tx: Tx, flow: Flow) -> bool:
     """A step left running by a dead runner (lease expired) goes back to pending."""
-    now = time.time()
+    now = tx.now()
     if flow.state != "active" or flow.step_state != "running" or not flow.lease_expired(now):
         return False
     tx.run(
@@ -291,7 +322,7 @@ def recover_step(tx: Tx, flow: Flow) -> bool:
 
 def recover_busy(tx: Tx, flow: Flow) -> bool:
     """Abandon an active flow whose lease expired, freeing the one-active-flow lock."""
-    now = time.time()
+    now = tx.now()
     if flow.state != "active" or not flow.lease_expired(now):
         return False
     tx.run(
@@ -306,7 +337,7 @@ def recover_busy(tx: Tx, flow: Flow) -> bool:
 def mark_setups(tx: Tx, setup_ids: Sequence[str], state: str, *, only_ready: bool) -> list[str]:
     """Set ``state`` on the existing rows of ``setup_ids`` (only ``ready`` ones if asked)."""
     changed: list[str] = []
-    now = time.time()
+    now = tx.now()
     for setup_id in setup_ids:
         row = tx.one("SELECT state FROM setups WHERE id = ?", setup_id)
         if row is None or (only_ready and row[0] != "ready"):
@@ -334,20 +365,32 @@ def _require_pending(flow: Flow) -> None:
 
 
 def _flow(row: Row) -> Flow:
-    steps = json.loads(str(row[3]))
-    return Flow(
-        flow_id=str(row[0]),
-        root=str(row[1]),
-        state=str(row[2]),
-        steps=tuple(str(step) for step in steps),
-        current=_int(row[4]),
-        step_state=str(row[5]),
-        resume=str(row[6]),
-        lease_owner=None if row[7] is None else str(row[7]),
-        lease_expires_at=None if row[8] is None else float(str(row[8])),
-        created_at=float(str(row[9])),
-        updated_at=float(str(row[10])),
-    )
+    """The flow of one ``flows`` row.
+
+    Raises:
+        SetupUnavailable: a row no dispatcher writes (the ledger is unusable, fail closed).
+    """
+    try:
+        steps = json.loads(str(row[3]))
+        if not isinstance(steps, list) or not all(type(step) is str for step in steps):
+            raise ValueError("steps")  # noqa: TRY301 - one refusal for every malformed column
+        if not 0 <= _int(row[4]) <= len(steps):
+            raise ValueError("current")  # noqa: TRY301
+        return Flow(
+            flow_id=str(row[0]),
+            root=str(row[1]),
+            state=str(row[2]),
+            steps=tuple(steps),
+            current=_int(row[4]),
+            step_state=str(row[5]),
+            resume=str(row[6]),
+            lease_owner=None if row[7] is None else str(row[7]),
+            lease_expires_at=None if row[8] is None else float(str(row[8])),
+            created_at=float(str(row[9])),
+            updated_at=float(str(row[10])),
+        )
+    except (ValueError, TypeError):
+        raise SetupUnavailable("the setup ledger holds a malformed flow row") from None
 
 
 def _int(raw: object) -> int:

@@ -60,6 +60,14 @@ class PostgresBackend:
             return False
         return isinstance(error, psycopg.errors.UniqueViolation)
 
+    def now(self, cursor: Cursor) -> float:
+        # The server's clock: the hosts of one ledger compare leases by one clock.
+        cursor.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8")
+        row = cursor.fetchone()
+        if row is None:
+            raise SetupUnavailable("the PostgreSQL ledger did not tell its time")
+        return float(str(row[0]))
+
     def close(self, connection: object) -> None:
         connection.close()  # type: ignore[attr-defined]
 

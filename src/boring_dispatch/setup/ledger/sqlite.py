@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import time
 from pathlib import Path
 from typing import Final, cast
 
@@ -60,6 +61,9 @@ class SqliteBackend:
 
     def is_unique_violation(self, error: BaseException) -> bool:
         return isinstance(error, sqlite3.IntegrityError) and "UNIQUE" in str(error)
+
+    def now(self, cursor: Cursor) -> float:  # noqa: ARG002 - one host: its own clock
+        return time.time()
 
     def close(self, connection: object) -> None:
         cast("sqlite3.Connection", connection).close()

@@ -58,6 +58,14 @@ class Backend(Protocol):
 
     def is_unique_violation(self, error: BaseException) -> bool: ...
 
+    def now(self, cursor: Cursor) -> float:
+        """The current time in seconds since the epoch, by the clock all writers share.
+
+        Leases are written and compared by this clock: PostgreSQL's server
+        clock (several hosts whose own clocks differ), the host's for SQLite.
+        """
+        ...
+
     def close(self, connection: object) -> None: ...
 
 
@@ -83,6 +91,10 @@ class Tx:
 
     def is_unique_violation(self, error: BaseException) -> bool:
         return self._backend.is_unique_violation(error)
+
+    def now(self) -> float:
+        """The ledger's clock (see :meth:`Backend.now`): leases never compare two hosts' clocks."""
+        return self._backend.now(self._cursor)
 
 
 class Ledger:

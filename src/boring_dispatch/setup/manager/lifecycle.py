@@ -6,7 +6,9 @@ Teardown runs each setup's ``<module>.interface.teardown`` export, if it has
 one, dependents first, through the dispatcher as the manager (with the
 caller's execution limits and trace id: an MCP server's ``--timeout`` and
 ``--run-as`` hold for it); then clears the records. While a flow is active,
-nothing here changes the ledger.
+teardown refuses (``setup_busy``); ``invalidate`` does not wait (revoking a
+setup must not wait for a flow): the flow's calls are checked against the
+ledger's current states, so an invalidated setup admits nothing more.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from boring_dispatch.errors import RouteError, SetupBusy, SetupFlowRefused, Setu
 from boring_dispatch.records import ExecLimits, RouteRequest
 from boring_dispatch.repository.load.config import load_config
 from boring_dispatch.repository.load.lookup import ModuleLoader
-from boring_dispatch.repository.offline.inventory import iter_exports
+from boring_dispatch.repository.offline.inventory import iter_exports, iter_module_exports
 from boring_dispatch.repository.repository import Repository
 from boring_dispatch.setup.closure import load_closure
 from boring_dispatch.setup.ledger import ops
@@ -110,13 +112,52 @@ def teardown_all(
     return _run_teardowns(repository, ledger, list(reversed(order)), limits, trace_id)
 
 
+def _readable_graph(repository: Repository) -> tuple[Graph, tuple[str, ...], bool]:
+    """:func:`setup_graph` of the setups that can be read; False: some could not.
+
+    A broken module or setup elsewhere does not hide the others (``invalidate``
+    must work whatever else is broken); the flag says the graph is partial.
+    """
+    config = load_config(repository.config_path)
+    loader = ModuleLoader(config)
+    complete = True
+    setups: list[str] = []
+    for module_id, exports in iter_module_exports(config):
+        if exports is None:
+            complete = False
+        elif setup_export_id(module_id) in exports:
+            setups.append(setup_export_id(module_id))
+    graph: Graph = {}
+    order: list[str] = []
+    for export_id in sorted(setups):
+        try:
+            closure = load_closure(loader, export_id)
+        except RouteError:
+            complete = False
+            continue
+        for node in closure:
+            if node.setup_id not in graph:
+                graph[node.setup_id] = node.requires
+                order.append(node.setup_id)
+    return graph, tuple(order), complete
+
+
 def invalidate(repository: Repository, ledger: Ledger, setup_id: str) -> dict[str, object]:
-    """Mark ``setup_id`` and every ready dependent ``invalidated``."""
-    graph, order = setup_graph(repository)
-    if setup_id not in graph:
-        raise SetupGraphInvalid(f"not a setup export of the repository: {setup_id}")
-    chosen = [s for s in order if s == setup_id or s in _dependents(graph, setup_id)]
+    """Mark ``setup_id`` and every dependent ``invalidated``.
+
+    Revoking must not wait for an unrelated repair: when some module or setup
+    of the repository cannot be read, the recorded setups outside the readable
+    graph (any of them may depend on ``setup_id``) are invalidated too.
+    """
+    graph, order, complete = _readable_graph(repository)
     with ledger.transaction() as tx:
+        if setup_id not in graph and (complete or not ops.read_setups(tx, [setup_id])):
+            raise SetupGraphInvalid(f"not a setup export of the repository: {setup_id}")
+        chosen = [s for s in order if s == setup_id or s in _dependents(graph, setup_id)]
+        if setup_id not in chosen:
+            chosen.insert(0, setup_id)
+        if not complete:
+            chosen += [s for s in ops.recorded_setups(tx) if s not in graph and s != setup_id]
         changed = ops.mark_setups(tx, chosen, "invalidated", only_ready=False)
     return {"status": "invalidated", "setups": changed}
 

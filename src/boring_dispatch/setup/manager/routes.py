@@ -221,6 +221,7 @@ class SetupManager:
             text = read_regular(node.module.root.joinpath(*parts), MAX_MARKDOWN_BYTES)
         except FsRefused:
             raise SetupFlowRefused("the Markdown step's text cannot be read") from None
+        service.renew_flow(self.ledger(), flow.flow_id)  # in use: recover-busy must not free it
         settle = {"flow": flow.flow_id, "setup": node.key, "outcome": "ready"}
         return {
             "status": "markdown",

@@ -76,10 +76,16 @@ def run_python_step(  # noqa: PLR0913 - keyword-only, the launch's limits and tr
 
 
 def _renew(ledger: Ledger, flow_id: str, owner: str, stop: threading.Event, every: float) -> None:
+    """Renew the lease until the run ends or the lease is no longer ours.
+
+    A failed renewal (the ledger unreachable for a moment: a dropped
+    connection, a busy timeout) is tried again at the next tick; giving up
+    would let the lease of a live runner expire.
+    """
     while not stop.wait(every):
         try:
             with ledger.transaction() as tx:
                 if not ops.renew_step(tx, flow_id, owner):
                     return
         except RouteError:
-            return
+            continue
