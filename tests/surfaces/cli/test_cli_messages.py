@@ -1,0 +1,181 @@
+"""What the ``dispatcher`` command prints about a path it was given or met: never raw.
+
+A path is chosen by whoever names or lays out the files: the operator's
+``--config``, a checkout's directory names, a golden file's name. In a message
+on a terminal, a newline in it forges a second ``error:`` line, an ANSI
+sequence (7-bit ESC or 8-bit CSI) steers the terminal, a bidi override
+reverses what a reader sees. Every such path is quoted with
+``boring_dispatch._quote.shown`` like any other untrusted value; a family of
+hostile path components goes through every message that names a path, in
+the text and the JSON error format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from boring_dispatch.surfaces.cli.main import main
+from kits.mcp import CALLER, write_tools_repository
+
+#: Path components that steer a terminal or a reader (each a valid file name).
+HOSTILE = (
+    "\x1b[31mred",
+    "line\nerror: forged",
+    "\u202eevil",
+    "x\u2028y",
+    "bell\x07",
+    "csi\x9b31m",
+    "zero\u200bwidth",
+    "\r\rcarriage",
+)
+TARGET = "tools.interface.echo"
+
+
+def _raw(text: str) -> list[str]:
+    """The characters of ``text`` a terminal or a reader would not show as themselves."""
+    import unicodedata
+
+    return [
+        char
+        for char in text
+        if char != "\n" and unicodedata.category(char) in {"Cc", "Cf", "Zl", "Zp", "Cs"}
+    ]
+
+
+def _check(capsys: pytest.CaptureFixture[str], status: int, expected: int) -> None:
+    out, err = capsys.readouterr()
+    assert status == expected, err
+    for text in (out, err):
+        assert _raw(text) == [], text
+    assert "forged" not in "".join(line for line in err.splitlines() if line.startswith("error: f"))
+    error_lines = [line for line in err.splitlines() if line.startswith(("error:", "{"))]
+    assert len(error_lines) <= 1, err
+    for line in error_lines:
+        if line.startswith("{"):
+            json.loads(line)
+
+
+def _repository(tmp_path: Path, component: str) -> Path:
+    return write_tools_repository(tmp_path / component / "repo")
+
+
+Breaker = Callable[[Path], None]
+
+
+def _world_writable_config(config: Path) -> None:
+    config.chmod(0o666)
+
+
+def _world_writable_blueprint(config: Path) -> None:
+    next(config.parent.joinpath("skills").rglob("blueprint.yaml")).chmod(0o666)
+
+
+def _malformed_blueprint(config: Path) -> None:
+    next(config.parent.joinpath("skills").rglob("blueprint.yaml")).write_text("a: [\n")
+
+
+def _missing_root(config: Path) -> None:
+    config.write_text(config.read_text().replace("roots = [", 'roots = ["gone", ', 1))
+
+
+BREAKERS: dict[str, Breaker] = {
+    "config-world-writable": _world_writable_config,
+    "blueprint-world-writable": _world_writable_blueprint,
+    "blueprint-malformed": _malformed_blueprint,
+    "root-missing": _missing_root,
+}
+
+
+@pytest.fixture(autouse=True)
+def _ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BORING_DISPATCH_LEDGER", str(tmp_path / "ledger.sqlite3"))
+
+
+@pytest.mark.parametrize("error_format", ["text", "json"])
+@pytest.mark.parametrize("component", HOSTILE)
+@pytest.mark.parametrize("breaker", sorted(BREAKERS))
+@pytest.mark.parametrize("command", ["names", "describe", "dry-run"])
+def test_a_repository_path_in_a_refusal_is_quoted(  # noqa: PLR0913, PLR0917 - a family
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    command: str,
+    breaker: str,
+    component: str,
+    error_format: str,
+) -> None:
+    config = _repository(tmp_path, component)
+    BREAKERS[breaker](config)
+    common = ("--config", str(config), "--error-format", error_format)
+    argv = {
+        "names": ("names", *common),
+        "describe": ("describe", *common, TARGET),
+        "dry-run": (*common, "--caller-skill", CALLER, "--dry-run", TARGET),
+    }[command]
+    status = main(list(argv))
+    if status == 0:  # this breakage is not on this command's path: nothing to check
+        capsys.readouterr()
+        return
+    _check(capsys, status, 2)
+
+
+@pytest.mark.parametrize("component", HOSTILE)
+def test_a_missing_configuration_path_is_quoted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, component: str
+) -> None:
+    config = tmp_path / component / "officina.toml"
+    _check(capsys, main(["--config", str(config), "--caller-skill", CALLER, TARGET]), 2)
+    _check(capsys, main(["names", "--config", str(config)]), 2)
+
+
+@pytest.mark.parametrize("component", HOSTILE)
+def test_a_golden_file_path_in_a_difference_is_quoted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, component: str
+) -> None:
+    config = _repository(tmp_path, "plain")
+    golden = tmp_path / f"golden{component}"
+    golden.write_text("tools.interface.nothing\n")
+    _check(capsys, main(["names", "--config", str(config), "--golden", str(golden)]), 1)
+
+
+@pytest.mark.parametrize("component", HOSTILE)
+def test_a_serve_host_is_quoted_and_never_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, component: str
+) -> None:
+    config = _repository(tmp_path, "plain")
+    argv = ["serve", "--config", str(config), "--allow-remote", "--host", component]
+    _check(capsys, main([*argv, "--port", "1"]), 2)
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        "z" * 300,  # ENAMETOOLONG
+        "a/" * 3000 + "s.jsonl",  # ENAMETOOLONG for the whole path
+        "file.jsonl/below",  # ENOTDIR
+        "loop/s.jsonl",  # ELOOP
+    ],
+)
+def test_a_session_path_that_cannot_be_looked_up_is_exit_2_never_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, session: str
+) -> None:
+    (tmp_path / "file.jsonl").write_text("{}\n")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    _check(capsys, main(["timeline", str(tmp_path / session), "--logs", str(tmp_path)]), 2)
+    _check(
+        capsys,
+        main(["timeline", str(tmp_path / "file.jsonl"), "--logs", str(tmp_path / session)]),
+        1,
+    )
+
+
+def test_the_hostile_components_are_file_names_here(tmp_path: Path) -> None:
+    for component in HOSTILE:
+        (tmp_path / component).mkdir()
+        shutil.rmtree(tmp_path / component)
+    assert os.sep not in "".join(HOSTILE)
