@@ -22,6 +22,7 @@ import pytest
 
 from boring_dispatch.surfaces.cli.main import main
 from kits.mcp import CALLER, write_tools_repository
+from kits.sessions import HostCall, Turn, write_codex
 
 #: Path components that steer a terminal or a reader (each a valid file name).
 HOSTILE = (
@@ -101,7 +102,7 @@ def _ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize("component", HOSTILE)
 @pytest.mark.parametrize("breaker", sorted(BREAKERS))
 @pytest.mark.parametrize("command", ["names", "describe", "dry-run"])
-def test_a_repository_path_in_a_refusal_is_quoted(  # noqa: PLR0913, PLR0917 - a family
+def test_a_repository_path_in_a_refusal_is_quoted(  # noqa: PLR0917 - a family
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
     command: str,
@@ -152,26 +153,31 @@ def test_a_serve_host_is_quoted_and_never_a_traceback(
     _check(capsys, main([*argv, "--port", "1"]), 2)
 
 
-@pytest.mark.parametrize(
-    "session",
-    [
-        "z" * 300,  # ENAMETOOLONG
-        "a/" * 3000 + "s.jsonl",  # ENAMETOOLONG for the whole path
-        "file.jsonl/below",  # ENOTDIR
-        "loop/s.jsonl",  # ELOOP
-    ],
+def _codex_session(path: Path) -> Path:
+    wire = {"content": [{"type": "text", "text": ""}], "isError": False}
+    call = HostCall("call_1", "invoke_security_0", {}, wire, 1_780_000_001.0, 1_780_000_001.5)
+    return write_codex(path, [Turn(1_780_000_000.0, [call], 1_780_000_002.0)])
+
+
+#: Paths the lookup itself fails on, below a temporary directory.
+UNLOOKABLE = (
+    "z" * 300,  # ENAMETOOLONG (one component)
+    "a/" * 3000 + "s.jsonl",  # ENAMETOOLONG (the whole path)
+    "file.jsonl/below",  # ENOTDIR
+    "loop/s.jsonl",  # ELOOP
 )
-def test_a_session_path_that_cannot_be_looked_up_is_exit_2_never_a_traceback(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, session: str
+
+
+@pytest.mark.parametrize("unlookable", UNLOOKABLE)
+def test_a_timeline_path_that_cannot_be_looked_up_is_never_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, unlookable: str
 ) -> None:
-    (tmp_path / "file.jsonl").write_text("{}\n")
+    session = _codex_session(tmp_path / "file.jsonl")
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
-    _check(capsys, main(["timeline", str(tmp_path / session), "--logs", str(tmp_path)]), 2)
-    _check(
-        capsys,
-        main(["timeline", str(tmp_path / "file.jsonl"), "--logs", str(tmp_path / session)]),
-        1,
-    )
+    # The session: a file that cannot be read is exit 2 (docs/timeline.md).
+    _check(capsys, main(["timeline", str(tmp_path / unlookable), "--logs", str(tmp_path)]), 2)
+    # The logs directory: not there, so the call is not joined (exit 1), with a note.
+    _check(capsys, main(["timeline", str(session), "--logs", str(tmp_path / unlookable)]), 1)
 
 
 def test_the_hostile_components_are_file_names_here(tmp_path: Path) -> None:
