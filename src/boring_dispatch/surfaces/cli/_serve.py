@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from boring_dispatch._quote import shown
 from boring_dispatch.errors import DispatchError, RegistryInvalid
 from boring_dispatch.surfaces.cli._common import report_error
 
@@ -63,7 +64,8 @@ def run(argv: Sequence[str]) -> int:
 def _serve(options: argparse.Namespace) -> int:
     if not options.allow_remote and not _loopback(options.host):
         sys.stderr.write(
-            f"error: {options.host!r} is not a loopback address; pass --allow-remote to serve it\n"
+            f"error: {shown(options.host)} is not a loopback address;"
+            " pass --allow-remote to serve it\n"
         )
         return 2
     if not 0 <= options.port <= 65535:
@@ -148,9 +150,13 @@ def _listen(app: object, host: str, port: int, *, generated: bool, token: str) -
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((host, port))
-    except OSError as error:
+    except (OSError, UnicodeError, TypeError, ValueError) as error:
+        # TypeError/UnicodeError: a host name that cannot be encoded (a bidi override...).
         listener.close()
-        sys.stderr.write(f"error: cannot listen on {host}:{port}: {error.strerror}\n")
+        reason = error.strerror if isinstance(error, OSError) else None
+        sys.stderr.write(
+            f"error: cannot listen on {shown(host)} port {port}: {reason or 'not a host name'}\n"
+        )
         return 2
     listener.listen(64)
     bound = listener.getsockname()[1]

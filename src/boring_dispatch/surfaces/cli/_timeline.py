@@ -64,7 +64,11 @@ def _dispatch_dir(logs: str | None) -> Path:
     if logs is None:
         return spans_path().parent
     base = Path(logs)
-    return base if any(base.glob("spans-*.jsonl")) else base / "dispatch"
+    try:
+        holds_spans = any(base.glob("spans-*.jsonl"))
+    except OSError:  # a name too long: no spans here, and none below (the timeline notes it)
+        holds_spans = False
+    return base if holds_spans else base / "dispatch"
 
 
 def run(argv: Sequence[str]) -> int:
