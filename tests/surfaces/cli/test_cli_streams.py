@@ -185,3 +185,27 @@ def test_an_interrupted_live_call_ends_its_gateway_without_a_traceback(
     assert "KeyboardInterrupt" not in stderr.decode()
     assert process.returncode == INTERRUPTED
     _wait_for(lambda: not Path(f"/proc/{gateway}").exists())
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "cp1252"])
+def test_a_stdout_that_cannot_encode_the_text_gets_escapes_not_a_traceback(
+    tmp_path: Path, encoding: str
+) -> None:
+    """``PYTHONIOENCODING`` (or a non-UTF-8 locale) that cannot encode a blueprint's text."""
+    config = write_tools_repository(tmp_path / "repo")
+    source = config.parent / "skills" / "tools" / "main.yaml"
+    head = "  tools.source.main.interface.echo:\n    version: 1\n"
+    text = source.read_text()
+    assert head in text
+    source.write_text(text.replace(head, f'{head}    description: "café 日本 ✓"\n', 1))
+    argv = ["describe", "--config", str(config), "tools.interface.echo"]
+    done = subprocess.run(
+        [sys.executable, "-m", "boring_dispatch", *argv],
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env=dict(os.environ, PYTHONIOENCODING=encoding),
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert b"Description: caf" in done.stdout
