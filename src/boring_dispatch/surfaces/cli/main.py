@@ -28,6 +28,12 @@ from boring_dispatch.surfaces.cli._common import (
     report_error,
     seconds_or_reason,
 )
+from boring_dispatch.surfaces.cli._streams import (
+    BROKEN_PIPE,
+    INTERRUPTED,
+    drop_broken_streams,
+    escape_unencodable,
+)
 
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
@@ -54,10 +60,6 @@ _VALUED: Final = {
 }
 _FLAGS: Final = {"--dry-run": "dry_run", "--stdin": "stdin"}
 _ERROR_FORMATS: Final = ("text", "json")
-#: The exit status when stdout's or stderr's reader is gone: 128 + SIGPIPE, as a shell reports it.
-_BROKEN_PIPE: Final = 141
-#: The exit status of an interrupted command (^C): 128 + SIGINT.
-_INTERRUPTED: Final = 130
 
 
 @value
@@ -84,19 +86,20 @@ def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -
     it back on once its own imports are done (:func:`_imports_done`).
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    escape_unencodable()
     try:
         return _command(args, collector_paused)
     except BrokenPipeError:
         # The reader of stdout or stderr is gone (``dispatcher names | head -1``): what
         # is left to write is dropped, silently, as a tool killed by SIGPIPE would be.
-        _drop_broken_streams()
-        return _BROKEN_PIPE
+        drop_broken_streams()
+        return BROKEN_PIPE
     except KeyboardInterrupt:
         # ^C: a live call's gateway group has been ended on the way out (process.launch).
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write("error: interrupted\n")
             sys.stderr.flush()
-        return _INTERRUPTED
+        return INTERRUPTED
 
 
 def _command(args: list[str], collector_paused: bool) -> int:
@@ -115,21 +118,6 @@ def _command(args: list[str], collector_paused: bool) -> int:
 
         return _cli_commands.run(args[0], args[1:])
     return _invoke(args, collector_paused)
-
-
-def _drop_broken_streams() -> None:
-    """Put ``/dev/null`` under a standard stream whose pipe is broken, so that the
-    interpreter's last flush at exit has nowhere to fail (and prints no second error)."""
-    import os
-
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                null = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(null, stream.fileno())
-                os.close(null)
 
 
 def _imports_done(collector_paused: bool) -> None:
