@@ -185,3 +185,58 @@ def test_the_hostile_components_are_file_names_here(tmp_path: Path) -> None:
         (tmp_path / component).mkdir()
         shutil.rmtree(tmp_path / component)
     assert os.sep not in "".join(HOSTILE)
+
+
+def _unreadable(tmp_path: Path, kind: str) -> Path:
+    """A file the CLI cannot read: missing, a directory, a FIFO, world-writable, bad text."""
+    path = tmp_path / f"file-{kind}"
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "world-writable":
+        path.write_text("x\n")
+        path.chmod(0o666)
+    elif kind == "bad-character":
+        path.write_text("a\u202eb\n")
+    return path
+
+
+UNREADABLE = ("missing", "directory", "fifo", "world-writable", "bad-character")
+
+
+@pytest.mark.parametrize("kind", UNREADABLE)
+@pytest.mark.parametrize("command", ["names", "deploy", "serve-token"])
+def test_an_unreadable_file_is_one_json_line_with_the_json_error_format(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str, kind: str
+) -> None:
+    if command == "serve-token" and kind == "bad-character":
+        pytest.skip("a readable token file: its first line is checked as a token")
+    path = str(_unreadable(tmp_path, kind))
+    config = str(_repository(tmp_path, "plain"))
+    table = "kits.fixture_tables:TABLE"
+    json_format = ("--error-format", "json")
+    argv = {
+        "names": ["names", "--config", config, *json_format, "--golden", path],
+        "deploy": [
+            "deploy",
+            "--registry",
+            table,
+            "--golden",
+            path,
+            "--surface",
+            "s",
+            "--database",
+            f"sqlite:///{tmp_path}/d.db",
+            *json_format,
+        ],
+        "serve-token": ["serve", "--config", config, *json_format, "--token-file", path],
+    }[command]
+    status = main(argv)
+    _, err = capsys.readouterr()
+    assert status == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    payload = json.loads(lines[0])
+    assert payload["code"] == "unreadable_file"
+    assert payload["schema_version"] == 1
