@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from boring_dispatch.errors import DispatchError
-from boring_dispatch.surfaces.cli._common import report_error
+from boring_dispatch.surfaces.cli._common import report_error, report_file_error
 
 __all__ = ["run"]
 
@@ -60,7 +60,7 @@ def _deploy(options: argparse.Namespace) -> int:
     try:
         names = read_golden(Path(options.golden))
     except (OSError, FileRefused) as error:
-        sys.stderr.write(f"error: cannot read the golden file: {error}\n")
+        report_file_error("golden", error, options.error_format)
         return 2
     who = options.deployed_by or _login()
     count = deploy(code, names, surface=options.surface, database=options.database, deployed_by=who)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from boring_dispatch._quote import shown
 from boring_dispatch.errors import DispatchError, RegistryInvalid
-from boring_dispatch.surfaces.cli._common import report_error
+from boring_dispatch.surfaces.cli._common import report_error, report_file_error
 
 __all__ = ["run"]
 
@@ -71,7 +71,7 @@ def _serve(options: argparse.Namespace) -> int:
     if not 0 <= options.port <= 65535:
         sys.stderr.write("error: --port must be 0 to 65535\n")
         return 2
-    token = _token(options.token_file)
+    token = _token(options.token_file, options.error_format)
     if token is None:
         return 2
     document = _document(options)
@@ -94,7 +94,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _token(path: str | None) -> str | None:
+def _token(path: str | None, error_format: str) -> str | None:
     if path is None:
         import secrets
 
@@ -105,7 +105,7 @@ def _token(path: str | None) -> str | None:
     try:
         data = read_capped(Path(path), _MAX_TOKEN_FILE)
     except (OSError, FileRefused) as error:
-        sys.stderr.write(f"error: cannot read the token file: {type(error).__name__}\n")
+        report_file_error("token", error, error_format)
         return None
     lines = data.decode("ascii", errors="replace").splitlines()
     token = lines[0].strip() if lines else ""
