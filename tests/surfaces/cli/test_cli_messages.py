@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -240,3 +242,44 @@ def test_an_unreadable_file_is_one_json_line_with_the_json_error_format(
     payload = json.loads(lines[0])
     assert payload["code"] == "unreadable_file"
     assert payload["schema_version"] == 1
+
+
+def _strict(value: object) -> None:
+    """Every string in ``value`` is valid Unicode (a strict JSON reader accepts it)."""
+    if isinstance(value, str):
+        value.encode("utf-8")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _strict(key)
+            _strict(item)
+    elif isinstance(value, list):
+        for item in value:
+            _strict(item)
+
+
+NON_UTF8 = (b"ho\xffst", b"\xc3", b"tools\xed\xa0\x80", b"\x80" * 3)
+
+
+@pytest.mark.parametrize("raw", NON_UTF8)
+@pytest.mark.parametrize("where", ["caller", "target", "config"])
+def test_a_non_utf8_argument_gives_a_json_error_line_every_reader_can_parse(
+    tmp_path: Path, where: str, raw: bytes
+) -> None:
+    config = os.fsencode(_repository(tmp_path, "plain"))
+    caller, target = b"host", b"tools.interface.echo"
+    if where == "caller":
+        caller = raw
+    elif where == "target":
+        target = b"tools.interface." + raw
+    else:
+        config = os.fsencode(tmp_path) + b"/" + raw + b"/officina.toml"
+    argv = [b"--config", config, b"--caller-skill", caller, b"--error-format", b"json"]
+    done = subprocess.run(
+        [os.fsencode(sys.executable), b"-m", b"boring_dispatch", *argv, b"--dry-run", target],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    _strict(json.loads(line))
