@@ -172,3 +172,29 @@ def test_audit_is_refused_where_nothing_of_a_repository_launches(
     else:  # not an option of these subcommands at all
         assert "unrecognized arguments: --audit" in done.stderr
     assert not (tmp_path / "a.jsonl").exists()
+
+
+@pytest.mark.parametrize("extra_bytes", [1, 4096])
+def test_a_live_call_refused_for_its_stdin_size_is_recorded(
+    config: Path, tmp_path: Path, extra_bytes: int
+) -> None:
+    """Every live call that ends gets its record, a refusal before the launch included."""
+    from boring_dispatch.records import ExecLimits
+
+    audit = tmp_path / "audit.jsonl"
+    env = dict(os.environ, BORING_DISPATCH_LEDGER=str(tmp_path / "ledger.sqlite3"))
+    options = ("--config", str(config), "--caller-skill", CALLER, "--stdin", "--audit", str(audit))
+    done = subprocess.run(
+        [sys.executable, "-m", "boring_dispatch", *options, "tools.interface.echo"],
+        input=b"x" * (ExecLimits().max_stdin_bytes + extra_bytes),
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    found = read_records(audit)
+    ((_, record),) = found.records
+    assert record["outcome"] == "dispatcher.invalid_request"
+    assert record["interface"] == "tools.interface.echo"
+    assert record["caller"] == CALLER
