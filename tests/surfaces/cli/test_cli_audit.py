@@ -198,3 +198,54 @@ def test_a_live_call_refused_for_its_stdin_size_is_recorded(
     assert record["outcome"] == "dispatcher.invalid_request"
     assert record["interface"] == "tools.interface.echo"
     assert record["caller"] == CALLER
+
+
+def _symlink(path: Path) -> None:
+    path.symlink_to(path.parent / "elsewhere")
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+def _linked(path: Path) -> None:
+    path.write_text("")
+    os.link(path, path.parent / "second-name")
+
+
+def _missing_directory(path: Path) -> None:
+    del path  # the path's directory does not exist
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (_symlink, "symlink"),
+        (_fifo, "not a regular file"),
+        (_directory, "not a regular file"),
+        (_linked, "hard link"),
+        (_missing_directory, "No such file or directory"),
+    ],
+)
+def test_a_refused_audit_path_says_why(
+    config: Path, tmp_path: Path, make: object, reason: str
+) -> None:
+    """The operator must learn what to fix: the refusal's reason (never the file's text)."""
+    audit = tmp_path / "sub" / "audit.jsonl" if make is _missing_directory else tmp_path / "a"
+    make(audit)  # type: ignore[operator]
+    done = _dispatcher(
+        tmp_path,
+        "--config",
+        str(config),
+        "--caller-skill",
+        CALLER,
+        "--audit",
+        str(audit),
+        "tools.interface.echo",
+    )
+    assert done.returncode == 2, done.stderr
+    assert reason in done.stderr, done.stderr
