@@ -283,3 +283,41 @@ def test_a_non_utf8_argument_gives_a_json_error_line_every_reader_can_parse(
     assert done.returncode == 2, done.stderr
     (line,) = done.stderr.splitlines()
     _strict(json.loads(line))
+
+
+#: Each subcommand with options that parse, before the hostile extra token.
+PARSED = {
+    "invocation": ["--caller-skill", CALLER, "--config", "/x/officina.toml"],
+    "names": ["names", "--config", "/x/officina.toml"],
+    "replay": ["replay", "--config", "/x/officina.toml", "trace.jsonl"],
+    "describe": ["describe", "--config", "/x/officina.toml", TARGET],
+    "mcp": ["mcp", "--config", "/x/officina.toml"],
+    "deploy": ["deploy", "--registry", "a:b", "--golden", "g", "--surface", "s"],
+    "serve": ["serve", "--config", "/x/officina.toml"],
+    "timeline": ["timeline", "session.jsonl"],
+}
+
+
+@pytest.mark.parametrize("component", HOSTILE)
+@pytest.mark.parametrize("command", sorted(PARSED))
+@pytest.mark.parametrize("shape", ["extra", "option", "option-value"])
+def test_a_usage_error_never_echoes_an_argument_raw(
+    capsys: pytest.CaptureFixture[str], command: str, component: str, shape: str
+) -> None:
+    """argparse quotes a bad choice, but echoes unrecognized arguments and unknown
+    options as they are: a launcher that passes a model's words would print them."""
+    argv = list(PARSED[command])
+    if shape == "extra":
+        argv += ["--unknown-flag", component]
+    elif shape == "option":
+        argv += [f"--{component}"]
+    else:
+        argv += [f"--x{component}=1"]
+    if command == "invocation":
+        argv += [TARGET] if shape != "extra" else []
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    _, err = capsys.readouterr()
+    assert _raw(err) == [], err
+    assert not any(line.startswith("error: forged") for line in err.splitlines()), err
