@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from boring_dispatch.errors import DispatchError, RegistryInvalid
-from boring_dispatch.surfaces.cli._common import report_error, report_file_error
+from boring_dispatch.surfaces.cli._common import argument_parser, report_error, report_file_error
 
 if TYPE_CHECKING:
     from boring_dispatch._files import FileRefused
@@ -56,7 +56,7 @@ def run(command: str, argv: Sequence[str]) -> int:
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"dispatcher {command}", allow_abbrev=False)
+    parser = argument_parser(prog=f"dispatcher {command}")
     table = parser.add_mutually_exclusive_group(required=True)
     table.add_argument("--registry", metavar="pkg.module:NAME", help="a Python table")
     table.add_argument(

@@ -8,11 +8,40 @@ from boring_dispatch.errors import DispatchError, RouteError
 
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
 if TYPE_CHECKING:
-    from typing import TextIO
+    import argparse
+    from typing import NoReturn, TextIO
 
     from boring_dispatch._files import FileRefused
 
-__all__ = ["positive_seconds", "report_error", "report_file_error", "seconds_or_reason"]
+__all__ = [
+    "argument_parser",
+    "positive_seconds",
+    "report_error",
+    "report_file_error",
+    "seconds_or_reason",
+]
+
+
+def argument_parser(
+    prog: str, *, description: str | None = None, epilog: str | None = None
+) -> argparse.ArgumentParser:
+    """An ``argparse.ArgumentParser`` (no abbreviations) whose usage errors never echo an
+    argument raw.
+
+    argparse quotes a bad choice, but writes unrecognized arguments and unknown
+    options as they are (``unrecognized arguments: <ESC>[31m...``, a newline that
+    forges a second ``error:`` line): every control, format and separator
+    character of the message is escaped (``log_text``), so it stays one line.
+    """
+    import argparse
+
+    from boring_dispatch.observe._logtext import log_text
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            super().error(log_text(message))
+
+    return _Parser(prog=prog, description=description, epilog=epilog, allow_abbrev=False)
 
 
 def positive_seconds(text: str) -> float:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from boring_dispatch._quote import shown
 from boring_dispatch.errors import DispatchError, RegistryInvalid
-from boring_dispatch.surfaces.cli._common import report_error, report_file_error
+from boring_dispatch.surfaces.cli._common import argument_parser, report_error, report_file_error
 
 __all__ = ["run"]
 
@@ -33,9 +33,8 @@ _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 def parser() -> argparse.ArgumentParser:
     """The options of ``dispatcher serve``."""
-    parser = argparse.ArgumentParser(
+    parser = argument_parser(
         prog="dispatcher serve",
-        allow_abbrev=False,
         description="Serve the allowlist (JSON at /allowlist.json, HTML at /), read-only.",
     )
     table = parser.add_mutually_exclusive_group(required=True)

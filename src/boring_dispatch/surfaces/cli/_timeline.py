@@ -23,6 +23,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from boring_dispatch.surfaces.cli._common import argument_parser
+
 __all__ = ["run"]
 
 
@@ -37,9 +39,8 @@ def _slow(text: str) -> float:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = argument_parser(
         prog="dispatcher timeline",
-        allow_abbrev=False,
         description="Time every call of our MCP server in a Codex or Claude Code session.",
     )
     parser.add_argument("session", metavar="SESSION", help="a session file or a directory")

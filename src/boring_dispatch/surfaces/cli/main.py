@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from boring_dispatch._value import value
 from boring_dispatch.errors import RouteError, RuntimeMisconfigured
 from boring_dispatch.surfaces.cli._common import (
+    argument_parser,
     positive_seconds,
     report_error,
     seconds_or_reason,
@@ -139,9 +140,8 @@ def _imports_done(collector_paused: bool) -> None:
 def _invocation_parser() -> argparse.ArgumentParser:
     import argparse
 
-    parser = argparse.ArgumentParser(
+    parser = argument_parser(
         prog="dispatcher",
-        allow_abbrev=False,
         description="Resolve, authorize and run one exported interface of a blueprint repository.",
         epilog=(
             "subcommands: dispatcher {names,replay,describe,mcp,deploy,serve,setup,timeline} --help"
