@@ -37,7 +37,7 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing could run a 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-__all__ = ["HARMLESS", "main", "needs_isolation"]
+__all__ = ["HARMLESS", "main", "needs_isolation", "standard_descriptors"]
 
 #: ``PYTHON*`` variables that neither run code nor change imports, warnings, asserts or
 #: limits: they do not trigger the re-execution (a developer's shell often sets them).
@@ -67,6 +67,7 @@ def needs_isolation(environ: "Mapping[str, str]") -> bool:
 
 def main() -> int:
     """Run the ``dispatcher`` command in an interpreter that ignores ``PYTHON*``."""
+    standard_descriptors()
     if not sys.flags.isolated:
         if needs_isolation(os.environ) and not sys.flags.ignore_environment:
             _reexec_isolated()
@@ -82,6 +83,37 @@ def main() -> int:
     from boring_dispatch.surfaces.cli.main import main as cli_main
 
     return cli_main(collector_paused=True)
+
+
+def standard_descriptors() -> None:
+    """Put ``/dev/null`` on a standard descriptor (0, 1, 2) the caller closed (``>&-``).
+
+    Otherwise the next file the dispatcher opens (an ``--audit`` file, a socket
+    to a nested call's broker) would take the lowest free number and become its
+    stdout or stderr, and a gateway, which inherits the dispatcher's stdout and
+    stderr, would start with them closed and hand the numbers to its own files.
+    A closed stream is therefore like ``/dev/null``: what is written to it is
+    dropped, and the exit status is the command's (OpenSSH does the same).
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null == fd:
+                os.set_inheritable(fd, True)  # noqa: FBT003 - positional only; a standard descriptor
+            else:
+                os.dup2(null, fd)
+                os.close(null)
+    # The interpreter made no stream for a descriptor that was closed at its start.
+    if sys.stdin is None:
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - lives as long as the process
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = open(  # noqa: SIM115
+            2, "w", encoding="utf-8", errors="backslashreplace", closefd=False
+        )
 
 
 def _reexec_isolated() -> None:

@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from typing import Final
 
 
-__all__ = ["shown"]
+__all__ = ["PATH_LIMIT", "shown", "shown_path"]
 
 _DIGITS_BOUND: Final = 10**18
+#: How much of a path a message shows: any usual path whole, a pathological one cut.
+PATH_LIMIT: Final = 1024
 
 
 def shown(value: object, limit: int = 120) -> str:
@@ -31,3 +33,10 @@ def shown(value: object, limit: int = 120) -> str:
     if type(value) is int and -_DIGITS_BOUND < value < _DIGITS_BOUND:
         return str(value)
     return f"<{type(value).__name__}>"
+
+
+def shown_path(path: object) -> str:
+    """A path (``str`` or ``os.PathLike``) as a message shows it: :func:`shown`, up to
+    :data:`PATH_LIMIT` characters. A directory name is anyone's choice: it may hold a
+    newline, an ANSI sequence or a bidi override like any other untrusted value."""
+    return shown(path if type(path) is str else str(path), PATH_LIMIT)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import final
 
 from boring_dispatch._files import MAX_GOLDEN_BYTES, FileRefused, read_lines
+from boring_dispatch._quote import shown_path
 
 __all__ = [
     "FileRefused",
@@ -82,7 +83,7 @@ def compare(names: Iterable[str], golden: str | Path) -> GoldenDifference:
 
 def format_difference(difference: GoldenDifference) -> str:
     """A short report, one name per line, for a terminal or a failed test (no trailing newline)."""
-    where = f" {difference.golden_path}" if difference.golden_path is not None else ""
+    where = "" if difference.golden_path is None else f" {shown_path(difference.golden_path)}"
     if difference.ok:
         return f"names match the golden file{where}"
     lines = [f"names differ from the golden file{where}:"]

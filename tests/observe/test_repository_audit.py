@@ -92,3 +92,27 @@ def test_only_an_exact_str_is_kept_as_requested_text() -> None:
     assert cut(b"tools.interface.echo") is None
     assert cut(None) is None
     assert cut("é" * 300) == "é" * MAX_TEXT
+
+
+_WITH_SURROGATES = st.text(st.characters(codec=None, categories=None), max_size=200).filter(
+    lambda text: any(0xD800 <= ord(char) <= 0xDFFF for char in text)
+) | st.builds(lambda a, b: a + "\udcff" + b, st.text(max_size=20), st.text(max_size=20))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_WITH_SURROGATES, _WITH_SURROGATES)
+def test_a_lone_surrogate_is_kept_as_visible_text_so_every_reader_can_parse_the_line(
+    tmp_path_factory: object, caller: str, interface: str
+) -> None:
+    """A non-UTF-8 ``--caller-skill`` byte reaches Python as a lone surrogate; written as a
+    JSON ``\\udcff`` escape it is no character at all, and a strict reader (Rust's
+    serde_json, a SIEM) refuses the whole line: one bad byte would hide a record."""
+    path = tmp_path_factory.mktemp("audit") / "audit.jsonl"  # type: ignore[attr-defined]
+    with JsonLinesAuditSink(path) as sink:
+        sink.record(_event(cut(caller), cut(interface)))
+    record = json.loads(path.read_bytes())
+    for key in ("caller", "interface"):
+        value = record[key]
+        assert isinstance(value, str)
+        value.encode("utf-8")  # no lone surrogate left
+        assert len(value) <= 6 * MAX_TEXT

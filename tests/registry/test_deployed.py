@@ -190,6 +190,27 @@ def test_deployed_by_is_plain_text(tmp_path: Path, who: str) -> None:
         )
 
 
+@pytest.mark.parametrize(
+    "who",
+    [
+        "bob\x9b31m",  # 8-bit CSI: a terminal escape
+        "\x85next",  # NEL: a line break
+        "\u202eecila",  # bidi override: "alice" shown reversed
+        "al\u200bice",  # zero-width space: two names that look alike
+        "a\u2028b",  # line separator
+        "a\ufeffb",  # BOM
+        "\udcffx",  # a lone surrogate (a non-UTF-8 login name through os.environ)
+    ],
+)
+def test_deployed_by_has_no_control_format_or_separator_character(tmp_path: Path, who: str) -> None:
+    """The name is printed by ``dispatcher deploy`` and served in the allowlist:
+    whatever another reader sees must be what was recorded."""
+    with pytest.raises(RegistryInvalid, match="deployed_by"):
+        deploy(
+            CODE, ["get_job"], surface="s", database=f"sqlite://{tmp_path}/d.db", deployed_by=who
+        )
+
+
 @pytest.mark.parametrize(("ci", "outcome"), [("true", "1 error"), ("", "1 skipped")])
 def test_without_postgresql_the_kit_fails_in_ci_and_skips_elsewhere(
     tmp_path: Path, ci: str, outcome: str

@@ -79,13 +79,25 @@ class RouteError(DispatchError):
         payload: dict[str, object] = {
             "schema_version": 1,
             "code": self.code,
-            "caller_module_id": self.caller_module_id,
-            "target_module_id": self.target_module_id,
-            "message": self.message,
+            "caller_module_id": _text(self.caller_module_id),
+            "target_module_id": _text(self.target_module_id),
+            "message": _text(self.message),
         }
         if self.interface_id is not None:
-            payload["interface_id"] = self.interface_id
+            payload["interface_id"] = _text(self.interface_id)
         return payload
+
+
+def _text(value: object) -> object:
+    """``value`` with each lone surrogate (a non-UTF-8 argument byte) as the text ``\\udcff``.
+
+    The IDs are the request's own (a caller that is not a valid ID is still
+    reported); as a JSON ``\\udcff`` escape a lone surrogate is no character at
+    all, and a strict reader would refuse the whole error line.
+    """
+    if type(value) is not str or value.isascii():
+        return value
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class RuntimeMisconfigured(RouteError):

@@ -76,8 +76,18 @@ class RepositoryAuditSink(Protocol):
 
 
 def cut(text: object) -> str | None:
-    """Requested text as a record keeps it: an exact ``str`` cut to 128 characters, else None."""
-    return text[:MAX_TEXT] if type(text) is str else None
+    """Requested text as a record keeps it: an exact ``str`` cut to 128 characters, else None.
+
+    A lone surrogate (a byte of a non-UTF-8 argument, through ``surrogateescape``)
+    is kept as the visible text ``\\udcff``: as a JSON escape it would be no
+    character at all, and a strict reader would refuse the whole line.
+    """
+    if type(text) is not str:
+        return None
+    kept = text[:MAX_TEXT]
+    if kept.isascii():
+        return kept
+    return kept.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def repository_line(event: RepositoryAuditEvent) -> dict[str, object]:

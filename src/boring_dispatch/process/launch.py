@@ -103,7 +103,7 @@ def _check_limits(route: Route, limits: ExecLimits, stdin: bytes | None) -> None
         )
     if stdin is not None and len(stdin) > limits.max_stdin_bytes:
         raise InvalidRouteRequest(
-            "stdin exceeds the limit",
+            f"stdin is larger than {limits.max_stdin_bytes} bytes",
             caller_module_id=route.caller_module_id,
             target_module_id=route.target_module_id,
         )

@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
+from boring_dispatch._files import bad_character
 from boring_dispatch._quote import shown
 from boring_dispatch.errors import RegistryInvalid
 from boring_dispatch.registry._canonical import canonical_text
@@ -84,8 +85,14 @@ def deploy(
         DatabaseUnavailable: the database cannot be opened or written.
     """
     _check_surface(surface)
-    if type(deployed_by) is not str or _WHO.fullmatch(deployed_by) is None:
-        raise RegistryInvalid("deployed_by must be 1 to 128 characters, no control characters")
+    if (
+        type(deployed_by) is not str
+        or _WHO.fullmatch(deployed_by) is None
+        or bad_character(deployed_by) is not None  # C1, bidi, zero-width, separators
+    ):
+        raise RegistryInvalid(
+            "deployed_by must be 1 to 128 characters, no control, format or separator character"
+        )
     chosen = sorted(set(names))
     lacking = [name for name in chosen if name not in code.tools]
     if lacking:

@@ -20,7 +20,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Final
 
-from boring_dispatch._quote import shown
+from boring_dispatch._quote import shown, shown_path
 from boring_dispatch.errors import InternalFailure, RouteError, RuntimeMisconfigured
 from boring_dispatch.observe._logtext import log_text
 from boring_dispatch.observe.repository_audit import (
@@ -252,13 +252,20 @@ def open_audit_file(path: str | os.PathLike[str]) -> JsonLinesAuditSink:
 
     Raises:
         RuntimeMisconfigured: the path is refused (a symlink, a FIFO, not ours)
-            or cannot be opened; the message gives the error's type only.
+            or cannot be opened; the message gives the refusal's own text (it
+            names no content) or the OS error's, else the error's type.
     """
-    from boring_dispatch.observe.audit import JsonLinesAuditSink
+    from boring_dispatch.observe.audit import FileRefused, JsonLinesAuditSink
 
     try:
         return JsonLinesAuditSink(path)
-    except (OSError, ValueError) as error:  # FileRefused is a ValueError or OSError
+    except (OSError, ValueError) as error:  # FileRefused is a ValueError
+        if isinstance(error, FileRefused):
+            why = str(error)
+        elif isinstance(error, OSError) and error.strerror:
+            why = error.strerror
+        else:
+            why = type(error).__name__
         raise RuntimeMisconfigured(
-            f"the audit file {shown(str(path))} cannot be opened ({type(error).__name__})"
+            f"the audit file {shown_path(path)} cannot be opened: {why}"
         ) from None

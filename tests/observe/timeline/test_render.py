@@ -41,7 +41,11 @@ def _timeline(path: Path, tool: str, server: str, *, claude: bool) -> Timeline:
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=60)
 @given(
     tool=HOSTILE,
-    server=HOSTILE.filter(lambda s: "__" not in s and not s.startswith("_")),
+    # Claude Code's ``mcp__<server>__<tool>`` cannot tell server "0_" and tool "x" from
+    # server "0" and tool "_x": a server name that starts or ends with "_" is ambiguous.
+    server=HOSTILE.filter(
+        lambda s: "__" not in s and not s.startswith("_") and not s.endswith("_")
+    ),
     claude=st.booleans(),
 )
 @example(tool="<", server="<script>alert(1)</script>", claude=False)  # "<" is in our markup too

@@ -172,3 +172,80 @@ def test_audit_is_refused_where_nothing_of_a_repository_launches(
     else:  # not an option of these subcommands at all
         assert "unrecognized arguments: --audit" in done.stderr
     assert not (tmp_path / "a.jsonl").exists()
+
+
+@pytest.mark.parametrize("extra_bytes", [1, 4096])
+def test_a_live_call_refused_for_its_stdin_size_is_recorded(
+    config: Path, tmp_path: Path, extra_bytes: int
+) -> None:
+    """Every live call that ends gets its record, a refusal before the launch included."""
+    from boring_dispatch.records import ExecLimits
+
+    audit = tmp_path / "audit.jsonl"
+    env = dict(os.environ, BORING_DISPATCH_LEDGER=str(tmp_path / "ledger.sqlite3"))
+    options = ("--config", str(config), "--caller-skill", CALLER, "--stdin", "--audit", str(audit))
+    done = subprocess.run(
+        [sys.executable, "-m", "boring_dispatch", *options, "tools.interface.echo"],
+        input=b"x" * (ExecLimits().max_stdin_bytes + extra_bytes),
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    found = read_records(audit)
+    ((_, record),) = found.records
+    assert record["outcome"] == "dispatcher.invalid_request"
+    assert record["interface"] == "tools.interface.echo"
+    assert record["caller"] == CALLER
+
+
+def _symlink(path: Path) -> None:
+    path.symlink_to(path.parent / "elsewhere")
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+def _linked(path: Path) -> None:
+    path.write_text("")
+    os.link(path, path.parent / "second-name")
+
+
+def _missing_directory(path: Path) -> None:
+    del path  # the path's directory does not exist
+
+
+@pytest.mark.parametrize(
+    ("make", "reason"),
+    [
+        (_symlink, "symlink"),
+        (_fifo, "not a regular file"),
+        (_directory, "not a regular file"),
+        (_linked, "hard link"),
+        (_missing_directory, "No such file or directory"),
+    ],
+)
+def test_a_refused_audit_path_says_why(
+    config: Path, tmp_path: Path, make: object, reason: str
+) -> None:
+    """The operator must learn what to fix: the refusal's reason (never the file's text)."""
+    audit = tmp_path / "sub" / "audit.jsonl" if make is _missing_directory else tmp_path / "a"
+    make(audit)  # type: ignore[operator]
+    done = _dispatcher(
+        tmp_path,
+        "--config",
+        str(config),
+        "--caller-skill",
+        CALLER,
+        "--audit",
+        str(audit),
+        "tools.interface.echo",
+    )
+    assert done.returncode == 2, done.stderr
+    assert reason in done.stderr, done.stderr

@@ -51,8 +51,8 @@ def parse_claude(records: tuple[tuple[int, dict[str, object]], ...], torn: int |
         kind = record.get("type")
         if session_id is None and isinstance(record.get("sessionId"), str):
             session_id = str(record["sessionId"])
-        if kind not in {"user", "assistant"}:
-            unknown += kind not in _QUIET_TYPES
+        if not isinstance(kind, str) or kind not in {"user", "assistant"}:  # lists are unhashable
+            unknown += not isinstance(kind, str) or kind not in _QUIET_TYPES
             continue
         if record.get("isSidechain") is True or record.get("isMeta") is True:
             continue
@@ -122,7 +122,7 @@ def _user(record: Mapping[str, object], content: object, at: float, number: int)
                     is_error=block.get("is_error") is True,
                 )
             )
-        elif block.get("type") in {"text", "image"}:
+        elif block.get("type") in ("text", "image"):  # a tuple: a list value compares, never hashes
             spoke = True
     return [Event("user", at, number), *events] if spoke else events
 

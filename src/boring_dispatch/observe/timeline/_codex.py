@@ -58,7 +58,7 @@ def parse_codex(records: tuple[tuple[int, dict[str, object]], ...], torn: int | 
     for number, record in records:
         kind = record.get("type")
         payload = record.get("payload")
-        if kind not in _KNOWN_TYPES:
+        if not isinstance(kind, str) or kind not in _KNOWN_TYPES:  # a list is unhashable
             unknown += 1
             continue
         if not isinstance(payload, dict):
@@ -112,7 +112,7 @@ def _response_item(payload: Mapping[str, object], at: float, number: int) -> Eve
 
 def _event_msg(payload: Mapping[str, object], at: float, number: int) -> Event | None:
     item = payload.get("type")
-    if item in _TURN_EVENTS:
+    if isinstance(item, str) and item in _TURN_EVENTS:
         return Event(_TURN_EVENTS[str(item)], at, number)  # type: ignore[arg-type]
     if item != "mcp_tool_call_end":
         return None

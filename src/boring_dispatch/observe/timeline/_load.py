@@ -58,10 +58,13 @@ def find_session(path: Path) -> Path:
         SessionInvalid: nothing is at ``path``, or the directory holds no
             ``.jsonl`` / ``.jsonl.zst`` file.
     """
-    if path.is_file():
-        return path
-    if not path.is_dir():
-        raise SessionInvalid("no session file or directory at the given path")
+    try:
+        if path.is_file():
+            return path
+        if not path.is_dir():
+            raise SessionInvalid("no session file or directory at the given path")
+    except OSError as error:  # a name too long, a component that cannot be searched
+        raise SessionInvalid(f"the session path cannot be looked up: {error.strerror}") from None
     newest: tuple[float, str] | None = None
     for count, candidate in enumerate(path.rglob("*")):
         if count >= _MAX_FILES:
@@ -79,6 +82,14 @@ def find_session(path: Path) -> Path:
     if newest is None:
         raise SessionInvalid("the directory holds no session file (*.jsonl, *.jsonl.zst)")
     return Path(newest[1])
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory; ``False`` also when it cannot even be looked up."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def read_session(path: Path) -> Session:
@@ -118,7 +129,7 @@ def build_timeline(
     if session.unknown_records:
         notes.append(f"{session.unknown_records} record(s) of an unknown type: skipped")
     moments = [e.at for e in session.events if e.kind == "call" and e.server in mine]
-    if logs_dir.is_dir():
+    if _is_dir(logs_dir):
         index = read_spans(logs_dir, moments)
         notes.extend(f"span file refused: {reason}" for reason in index.refused)
         if index.skipped:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PosixPath
 
+from boring_dispatch._quote import shown_path
 from boring_dispatch.errors import RuntimeMisconfigured
 from boring_dispatch.records import RepositoryConfig
 from boring_dispatch.repository.load._toml_fast import parse_small_toml
@@ -211,7 +212,7 @@ def _feedback(config_path: Path, feedback: object) -> tuple[str | None, str | No
 
 
 def _misconfigured(config_path: Path, reason: str) -> RuntimeMisconfigured:
-    return RuntimeMisconfigured(f"repository configuration {config_path}: {reason}")
+    return RuntimeMisconfigured(f"repository configuration {shown_path(config_path)}: {reason}")
 
 
 def _is_email(text: str) -> bool:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from boring_dispatch.errors import SecurityLevelUnavailable
+from boring_dispatch.observe._logtext import log_text
 from boring_dispatch.repository.bind.binding import stdin_rule
 from boring_dispatch.repository.facts.audiences import output_audiences
 from boring_dispatch.repository.facts.levels import derive_level
@@ -63,20 +64,25 @@ def describe(repository: Repository, interface: str) -> Description:
 
 
 def render_description(d: Description) -> str:
-    """The text block printed by ``dispatcher describe``."""
+    """The text block printed by ``dispatcher describe``.
+
+    The blueprint's description and usage are a module author's text, printed on
+    a person's terminal: a control, format or separator character (an ANSI or
+    OSC 52 sequence, a bidi override) is written as an escape (``log_text``).
+    """
     level = "unavailable" if d.security_level is None else str(d.security_level)
     tool = "none (level unavailable)" if d.security_level is None else f"invoke_security_{level}"
     lines = [
         f"Interface: {d.interface}@{d.version}",
         f"Security level: {level}",
         f"MCP tool: {tool}",
-        f"Usage: {d.usage or '(no usage declared)'}",
+        f"Usage: {log_text(d.usage) or '(no usage declared)'}",
         f"Stdin: {d.stdin}",
         f"Output audiences: {_audiences(d.output_audiences)}",
         f"Process-bindable: {'yes' if d.process_bindable else 'no'}",
     ]
     if d.description:
-        lines.append(f"Description: {d.description}")
+        lines.append(f"Description: {log_text(d.description)}")
     return "\n".join(lines) + "\n"
 
 

@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from boring_dispatch._quote import shown_path
 from boring_dispatch.errors import BlueprintMalformed, RouteError
 from boring_dispatch.records import RepositoryConfig
 from boring_dispatch.repository import ids
@@ -95,5 +96,5 @@ def _read(path: Path) -> dict[str, object]:
     try:
         data = read_regular(path, MAX_BLUEPRINT_BYTES)
     except FsRefused as refusal:
-        raise BlueprintMalformed(f"cannot read {path}: {refusal.reason}") from None
-    return load_yaml(data, what=str(path))
+        raise BlueprintMalformed(f"cannot read {shown_path(path)}: {refusal.reason}") from None
+    return load_yaml(data, what=shown_path(path))

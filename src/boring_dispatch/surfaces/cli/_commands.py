@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from boring_dispatch.errors import DispatchError, RegistryInvalid
-from boring_dispatch.surfaces.cli._common import report_error
+from boring_dispatch.surfaces.cli._common import argument_parser, report_error, report_file_error
 
 if TYPE_CHECKING:
     from boring_dispatch._files import FileRefused
@@ -56,7 +56,7 @@ def run(command: str, argv: Sequence[str]) -> int:
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"dispatcher {command}", allow_abbrev=False)
+    parser = argument_parser(prog=f"dispatcher {command}")
     table = parser.add_mutually_exclusive_group(required=True)
     table.add_argument("--registry", metavar="pkg.module:NAME", help="a Python table")
     table.add_argument(
@@ -175,7 +175,7 @@ def _names(options: argparse.Namespace) -> int:
     try:
         difference = compare(names, Path(options.golden))
     except (OSError, FileRefused) as error:
-        _file_error("golden", error, options.error_format)
+        report_file_error("golden", error, options.error_format)
         return 2
     if difference.ok:
         sys.stdout.writelines(f"{name}\n" for name in names)
@@ -190,7 +190,7 @@ def _replay(options: argparse.Namespace) -> int:
     try:
         read = read_json_lines(Path(options.trace))
     except (OSError, FileRefused) as error:
-        _file_error("trace", error, options.error_format)
+        report_file_error("trace", error, options.error_format)
         return 2
     if read.torn_tail is not None:
         sys.stderr.write(
@@ -222,30 +222,7 @@ def _describe(options: argparse.Namespace) -> int:
 
 
 def _file_reporter(options: argparse.Namespace) -> Callable[[str, OSError | FileRefused], None]:
-    return lambda kind, error: _file_error(kind, error, options.error_format)
-
-
-def _file_error(kind: str, error: OSError | FileRefused, error_format: str) -> None:
-    """``error: cannot read the <kind> file: <reason>``, or its JSON line (``unreadable_file``)."""
-    from boring_dispatch._files import FileRefused
-
-    reason: str
-    if isinstance(error, FileRefused):
-        reason, message, line = error.reason, str(error), error.line
-    else:
-        reason, message, line = "io", error.strerror or type(error).__name__, None
-    if error_format != "json":
-        sys.stderr.write(f"error: cannot read the {kind} file: {message}\n")
-        return
-    payload = {
-        "schema_version": 1,
-        "code": "unreadable_file",
-        "message": f"cannot read the {kind} file: {message}",
-        "file": kind,
-        "reason": reason,
-        "line": line,
-    }
-    sys.stderr.write(json.dumps(payload) + "\n")
+    return lambda kind, error: report_file_error(kind, error, options.error_format)
 
 
 def _mcp(options: argparse.Namespace) -> int:

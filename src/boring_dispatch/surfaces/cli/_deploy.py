@@ -18,16 +18,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from boring_dispatch.errors import DispatchError
-from boring_dispatch.surfaces.cli._common import report_error
+from boring_dispatch.surfaces.cli._common import argument_parser, report_error, report_file_error
 
 __all__ = ["run"]
 
 
 def parser() -> argparse.ArgumentParser:
     """The options of ``dispatcher deploy``."""
-    parser = argparse.ArgumentParser(
+    parser = argument_parser(
         prog="dispatcher deploy",
-        allow_abbrev=False,
         description="Make a golden file's names the enabled set of a surface, in a database.",
     )
     parser.add_argument("--registry", required=True, metavar="pkg.module:NAME")
@@ -60,7 +59,7 @@ def _deploy(options: argparse.Namespace) -> int:
     try:
         names = read_golden(Path(options.golden))
     except (OSError, FileRefused) as error:
-        sys.stderr.write(f"error: cannot read the golden file: {error}\n")
+        report_file_error("golden", error, options.error_format)
         return 2
     who = options.deployed_by or _login()
     count = deploy(code, names, surface=options.surface, database=options.database, deployed_by=who)

@@ -20,8 +20,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from boring_dispatch._quote import shown
 from boring_dispatch.errors import DispatchError, RegistryInvalid
-from boring_dispatch.surfaces.cli._common import report_error
+from boring_dispatch.surfaces.cli._common import argument_parser, report_error, report_file_error
 
 __all__ = ["run"]
 
@@ -32,9 +33,8 @@ _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 
 def parser() -> argparse.ArgumentParser:
     """The options of ``dispatcher serve``."""
-    parser = argparse.ArgumentParser(
+    parser = argument_parser(
         prog="dispatcher serve",
-        allow_abbrev=False,
         description="Serve the allowlist (JSON at /allowlist.json, HTML at /), read-only.",
     )
     table = parser.add_mutually_exclusive_group(required=True)
@@ -63,13 +63,14 @@ def run(argv: Sequence[str]) -> int:
 def _serve(options: argparse.Namespace) -> int:
     if not options.allow_remote and not _loopback(options.host):
         sys.stderr.write(
-            f"error: {options.host!r} is not a loopback address; pass --allow-remote to serve it\n"
+            f"error: {shown(options.host)} is not a loopback address;"
+            " pass --allow-remote to serve it\n"
         )
         return 2
     if not 0 <= options.port <= 65535:
         sys.stderr.write("error: --port must be 0 to 65535\n")
         return 2
-    token = _token(options.token_file)
+    token = _token(options.token_file, options.error_format)
     if token is None:
         return 2
     document = _document(options)
@@ -92,7 +93,7 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def _token(path: str | None) -> str | None:
+def _token(path: str | None, error_format: str) -> str | None:
     if path is None:
         import secrets
 
@@ -103,7 +104,7 @@ def _token(path: str | None) -> str | None:
     try:
         data = read_capped(Path(path), _MAX_TOKEN_FILE)
     except (OSError, FileRefused) as error:
-        sys.stderr.write(f"error: cannot read the token file: {type(error).__name__}\n")
+        report_file_error("token", error, error_format)
         return None
     lines = data.decode("ascii", errors="replace").splitlines()
     token = lines[0].strip() if lines else ""
@@ -148,9 +149,13 @@ def _listen(app: object, host: str, port: int, *, generated: bool, token: str) -
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((host, port))
-    except OSError as error:
+    except (OSError, UnicodeError, TypeError, ValueError) as error:
+        # TypeError/UnicodeError: a host name that cannot be encoded (a bidi override...).
         listener.close()
-        sys.stderr.write(f"error: cannot listen on {host}:{port}: {error.strerror}\n")
+        reason = error.strerror if isinstance(error, OSError) else None
+        sys.stderr.write(
+            f"error: cannot listen on {shown(host)} port {port}: {reason or 'not a host name'}\n"
+        )
         return 2
     listener.listen(64)
     bound = listener.getsockname()[1]

@@ -18,9 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from boring_dispatch.surfaces.cli._common import argument_parser
 
 __all__ = ["run"]
 
@@ -36,9 +39,8 @@ def _slow(text: str) -> float:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = argument_parser(
         prog="dispatcher timeline",
-        allow_abbrev=False,
         description="Time every call of our MCP server in a Codex or Claude Code session.",
     )
     parser.add_argument("session", metavar="SESSION", help="a session file or a directory")
@@ -64,7 +66,11 @@ def _dispatch_dir(logs: str | None) -> Path:
     if logs is None:
         return spans_path().parent
     base = Path(logs)
-    return base if any(base.glob("spans-*.jsonl")) else base / "dispatch"
+    try:
+        holds_spans = any(base.glob("spans-*.jsonl"))
+    except OSError:  # a name too long: no spans here, and none below (the timeline notes it)
+        holds_spans = False
+    return base if holds_spans else base / "dispatch"
 
 
 def run(argv: Sequence[str]) -> int:
@@ -93,10 +99,9 @@ def run(argv: Sequence[str]) -> int:
     if options.out is None:
         sys.stdout.write(text)
     else:
-        try:
-            Path(options.out).write_text(text, encoding="utf-8")
-        except OSError as error:
-            sys.stderr.write(f"error: cannot write the output file: {error.strerror}\n")
+        problem = _write_out(options.out, text.encode("utf-8"))
+        if problem is not None:
+            sys.stderr.write(f"error: cannot write the output file: {problem}\n")
             return 2
     if not timeline.calls:
         sys.stderr.write("error: the session has no call of a boring-dispatch MCP server\n")
@@ -107,3 +112,31 @@ def run(argv: Sequence[str]) -> int:
         )
         return 1
     return 0
+
+
+def _write_out(path: str, data: bytes) -> str | None:
+    """Replace the file at ``path`` with ``data``; why it could not be, or ``None``.
+
+    ``--out`` is often a predictable name (``/tmp/timeline.html``), written as
+    root: it is opened by the dispatcher's safe appender (no symlink at its
+    place, a regular file of ours with one link, never blocking on a FIFO;
+    created 0o600), then emptied and written.
+    """
+    from boring_dispatch._files import FileRefused, open_append
+
+    try:
+        fd = open_append(path)
+    except FileRefused as error:
+        return str(error)
+    except OSError as error:
+        return error.strerror or type(error).__name__
+    try:
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError as error:
+        return error.strerror or type(error).__name__
+    finally:
+        os.close(fd)
+    return None

@@ -16,6 +16,7 @@ only for help and for invocations of an unusual shape (:func:`_quick_invocation`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -23,9 +24,16 @@ from collections.abc import Sequence
 from boring_dispatch._value import value
 from boring_dispatch.errors import RouteError, RuntimeMisconfigured
 from boring_dispatch.surfaces.cli._common import (
+    argument_parser,
     positive_seconds,
     report_error,
     seconds_or_reason,
+)
+from boring_dispatch.surfaces.cli._streams import (
+    BROKEN_PIPE,
+    INTERRUPTED,
+    drop_broken_streams,
+    escape_unencodable,
 )
 
 TYPE_CHECKING = False  # typing is not imported at run time: the CLI's start pays for it
@@ -79,6 +87,23 @@ def main(argv: Sequence[str] | None = None, *, collector_paused: bool = False) -
     it back on once its own imports are done (:func:`_imports_done`).
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    escape_unencodable()
+    try:
+        return _command(args, collector_paused)
+    except BrokenPipeError:
+        # The reader of stdout or stderr is gone (``dispatcher names | head -1``): what
+        # is left to write is dropped, silently, as a tool killed by SIGPIPE would be.
+        drop_broken_streams()
+        return BROKEN_PIPE
+    except KeyboardInterrupt:
+        # ^C: a live call's gateway group has been ended on the way out (process.launch).
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write("error: interrupted\n")
+            sys.stderr.flush()
+        return INTERRUPTED
+
+
+def _command(args: list[str], collector_paused: bool) -> int:
     if args and args[0] in (*_SUBCOMMANDS, "timeline", "setup"):
         _imports_done(collector_paused)
     if args and args[0] == "timeline":
@@ -115,9 +140,8 @@ def _imports_done(collector_paused: bool) -> None:
 def _invocation_parser() -> argparse.ArgumentParser:
     import argparse
 
-    parser = argparse.ArgumentParser(
+    parser = argument_parser(
         prog="dispatcher",
-        allow_abbrev=False,
         description="Resolve, authorize and run one exported interface of a blueprint repository.",
         epilog=(
             "subcommands: dispatcher {names,replay,describe,mcp,deploy,serve,setup,timeline} --help"
@@ -331,9 +355,6 @@ def _run_live(
 
 
 def _read_stdin(cap: int) -> bytes:
-    from boring_dispatch.errors import InvalidRouteRequest
-
-    data = sys.stdin.buffer.read(cap + 1)
-    if len(data) > cap:
-        raise InvalidRouteRequest(f"stdin is larger than {cap} bytes")
-    return data
+    """At most ``cap + 1`` bytes of stdin: one byte too many is enough for the launch to
+    refuse the call (``dispatcher.invalid_request``), where the refusal is audited."""
+    return sys.stdin.buffer.read(cap + 1)
