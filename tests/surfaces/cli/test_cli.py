@@ -420,7 +420,7 @@ def test_a_replay_line_with_a_lone_surrogate_fails_alone(tmp_path: Path) -> None
     trace = tmp_path / "trace.jsonl"
     bad = '{"caller": "notes", "interface": "notes._rtx.interface.list-notes", "argv": [],'
     trace.write_text(bad + ' "stdin": "\\ud800"}\n' + bad + ' "stdin": null}\n')
-    done = dispatcher("replay", "--config", str(EXAMPLE), str(trace))
+    done = dispatcher("replay", "--config", str(EXAMPLE), "--live", str(trace))
     assert done.returncode == 0, done.stderr
     first, second = (json.loads(line) for line in done.stdout.splitlines())
     assert first["error"]["code"] == "dispatcher.invalid_request"
@@ -510,12 +510,12 @@ def test_replay_of_a_python_table_exits_non_zero_on_a_difference(tmp_path: Path)
         {**same, "observation": {"ok": True, "result": {"job_id": 7, "status": "CHANGED"}}},
     ]
     trace.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    done = _in_root("replay", "--registry", SUPPORT_SPEC, str(trace))
+    done = _in_root("replay", "--registry", SUPPORT_SPEC, "--live", str(trace))
     assert done.returncode == 1
     assert len(done.stdout.splitlines()) == 2
     matching = tmp_path / "same.jsonl"
     matching.write_text(json.dumps(lines[0]) + "\n")
-    assert _in_root("replay", "--registry", SUPPORT_SPEC, str(matching)).returncode == 0
+    assert _in_root("replay", "--registry", SUPPORT_SPEC, "--live", str(matching)).returncode == 0
 
 
 def _in_root_replay(
@@ -523,7 +523,7 @@ def _in_root_replay(
 ) -> subprocess.CompletedProcess[str]:
     trace = tmp_path / "calls.jsonl"
     trace.write_text("\n".join(json.dumps(call) for call in calls) + "\n")
-    done = _in_root("replay", "--registry", SUPPORT_SPEC, str(trace))
+    done = _in_root("replay", "--registry", SUPPORT_SPEC, "--live", str(trace))
     assert done.returncode == 0, done.stderr
     return done
 

@@ -133,7 +133,7 @@ def test_a_live_replay_appends_one_record_per_line_that_reaches_the_repository(
     ]
     trace.write_text("\n".join(lines) + "\n")
     done = _dispatcher(
-        tmp_path, "replay", "--config", str(config), "--audit", str(audit), str(trace)
+        tmp_path, "replay", "--config", str(config), "--live", "--audit", str(audit), str(trace)
     )
     assert done.returncode == 0, done.stderr
     found = read_records(audit)
@@ -147,12 +147,16 @@ def test_a_live_replay_appends_one_record_per_line_that_reaches_the_repository(
     assert SECRET not in audit.read_text(encoding="ascii")
 
 
-def test_a_dry_replay_writes_no_record_and_opens_no_file(config: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("dry", [(), ("--dry-run",)])
+def test_a_dry_replay_with_an_audit_file_is_refused_and_opens_no_file(
+    config: Path, tmp_path: Path, dry: tuple[str, ...]
+) -> None:
     audit, trace = tmp_path / "audit.jsonl", tmp_path / "trace.jsonl"
     trace.write_text(_line("tools.interface.echo", SECRET) + "\n")
-    options = ("replay", "--config", str(config), "--dry-run", "--audit", str(audit))
+    options = ("replay", "--config", str(config), *dry, "--audit", str(audit))
     done = _dispatcher(tmp_path, *options, str(trace))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 2, done.stderr
+    assert "--audit records live calls only: add --live" in done.stderr
     assert not audit.exists()
 
 

@@ -1,13 +1,10 @@
 """``dispatcher replay --config``: does a replay without a flag re-run the trace's gateways?
 
 The design's checklist (SECURITY.md F8, "Replay of a side-effecting tool"):
-"dry-run by default; executing requires an explicit flag". Today
-``dispatcher replay --config REPO trace.jsonl`` launches every gateway of the
-trace (``--dry-run`` is the flag that does not): an operator who replays a
-trace to check it re-runs its payments and deletions. Which flag should
-execute (``--live``, ``--execute``) and how the existing live-replay tests and
-the Python table's replay follow is a decision for the lead, so this test is
-an expected failure until then.
+"dry-run by default; executing requires an explicit flag". A replay resolves
+only; ``--live`` launches. (It used to launch every gateway of the trace: an
+operator who replayed a trace to check it re-ran its payments and deletions.)
+A Python table's replay needs ``--fixtures`` (a fixture world) or ``--live``.
 """
 
 from __future__ import annotations
@@ -23,11 +20,6 @@ import pytest
 from kits.mcp import CALLER, write_tools_repository
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="design question: replay is live by default; SECURITY.md F8 asks for dry-run by "
-    "default and an explicit flag to execute (see the rev-cli report)",
-)
 @pytest.mark.parametrize("form", ["argv", "projection"])
 def test_a_replay_without_a_flag_launches_no_gateway(tmp_path: Path, form: str) -> None:
     config = write_tools_repository(tmp_path / "repo")

@@ -72,13 +72,21 @@ def _parser(command: str) -> argparse.ArgumentParser:
         parser.add_argument("--fixtures", metavar="FILE", help="a fixture file (JSON lines)")
     elif command == "replay":
         parser.description = "Push every call of a JSON-lines trace through the same pipeline."
-        parser.add_argument("--dry-run", action="store_true", help="repository: do not launch")
+        run = parser.add_mutually_exclusive_group()
+        run.add_argument(
+            "--dry-run", action="store_true", help="repository: resolve only (the default)"
+        )
+        run.add_argument(
+            "--live",
+            action="store_true",
+            help="run the calls for real (repository: launch; Python table: call the handlers)",
+        )
         parser.add_argument("--fixtures", metavar="FILE", help="replay against a fixture world")
         parser.add_argument("--allow-missing-fixtures", action="store_true")
         parser.add_argument(
             "--audit",
             metavar="PATH",
-            help="repository: one JSON-lines audit record per live call (not with --dry-run)",
+            help="repository: one JSON-lines audit record per live call (with --live)",
         )
         parser.add_argument("trace", metavar="TRACE.jsonl")
     elif command == "describe":
@@ -146,7 +154,7 @@ def _backend(options: argparse.Namespace) -> Backend:
     from boring_dispatch.surfaces._repository_backend import RepositoryBackend
 
     sinks: tuple[JsonLinesAuditSink, ...] = ()
-    if audit is not None and not options.dry_run:  # a dry run is never recorded: no file
+    if audit is not None and options.live:  # a dry run is never recorded: no file
         from boring_dispatch.repository._audit import open_audit_file
 
         sinks = (open_audit_file(audit),)  # closed when the process ends (one write per record)
@@ -198,8 +206,18 @@ def _replay(options: argparse.Namespace) -> int:
             "interrupted) was skipped\n"
         )
     lines = [line.text or "" for line in read.lines]
-    backend = _backend(options)
+    if options.live and options.fixtures is not None:
+        raise RegistryInvalid("--live and --fixtures: a fixture world runs no real handler")
+    backend = _backend(options)  # (a table refuses --audit first)
+    if options.audit is not None and not options.live:
+        raise RegistryInvalid("--audit records live calls only: add --live")
     table = backend.fixture_table()  # --fixtures needs a Python table
+    if table is not None and options.fixtures is None and not options.live:
+        # SECURITY.md F8: replay never runs a real tool unless asked to.
+        raise RegistryInvalid(
+            "replaying a Python table needs --fixtures FILE (a fixture world) or --live "
+            "(the real handlers)"
+        )
     if table is not None and options.fixtures is not None:
         from boring_dispatch.surfaces.cli import _fixtures
 
@@ -210,7 +228,7 @@ def _replay(options: argparse.Namespace) -> int:
             table, found, lines, allow_missing=options.allow_missing_fixtures
         )
     differs = False
-    for replayed in backend.replay(lines, dry_run=options.dry_run):
+    for replayed in backend.replay(lines, dry_run=not options.live):
         sys.stdout.write(json.dumps(replayed.record, sort_keys=True) + "\n")
         differs = differs or replayed.differs
     return 1 if differs else 0
