@@ -42,13 +42,13 @@ def start(record, **how):
     record.write_text(str(child.pid))
 
 
-def chain(record):
-    # A child in a group of its own starts one in another group, then exits.
+def chain(record, **how):
+    # A child in a group of its own starts one elsewhere, then exits.
     middle = os.fork()
     if middle == 0:
         try:
             os.setpgid(0, 0)
-            start(record, process_group=0)
+            start(record, **how)
         finally:
             os._exit(0)
     os.waitpid(middle, 0)
@@ -64,7 +64,9 @@ class Echo(ArgvInterface):
         elif where == "own-session":
             start(record, start_new_session=True)
         elif where == "chain":
-            chain(record)
+            chain(record, process_group=0)
+        elif where == "chain-to-session":
+            chain(record, start_new_session=True)
         elif where == "at-exit":
             atexit.register(start, record, process_group=0)
         if ending == "hang":
@@ -73,7 +75,7 @@ class Echo(ArgvInterface):
         return 0
 """
 
-WHERE = ["its-group", "own-group", "own-session", "chain", "at-exit"]
+WHERE = ["its-group", "own-group", "own-session", "chain", "chain-to-session", "at-exit"]
 
 
 @pytest.fixture

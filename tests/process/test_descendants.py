@@ -1,0 +1,47 @@
+"""A process's descendants held by pidfd (``_descendants``), on real trees that left their group.
+
+The root is the runner's reaper (a child subreaper), as a runner is: every
+process below it stays its descendant, also once its parent exited. What is
+found before the root dies is still reached after it died.
+"""
+
+from __future__ import annotations
+
+import signal
+
+from hypothesis import HealthCheck, given, settings
+
+from boring_dispatch.process._descendants import Descendants
+from kits.gateways import process_running, wait_until
+from kits.trees import Chain, chains, end_tree, read_line, start_tree
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chain=chains())
+def test_what_is_found_below_the_root_is_ended_after_the_root_died(chain: Chain) -> None:
+    proc = start_tree(chain, arm=True)
+    pids: list[int] = []
+    try:
+        pids = read_line(proc)
+        with Descendants(proc.pid) as tree:
+            assert set(pids) <= tree.held
+            assert tree.running()
+            proc.kill()  # no exit handler: what it adopted is reparented away
+            proc.wait(timeout=15)
+            tree.signal(signal.SIGKILL)
+            assert wait_until(lambda: not tree.running(), timeout_s=5)
+        assert not any(process_running(pid) for pid in pids)
+    finally:
+        end_tree(proc, pids)
+
+
+def test_a_reaped_root_is_never_walked() -> None:
+    proc = start_tree([("session", False)], arm=True)
+    pids: list[int] = []
+    try:
+        pids = read_line(proc)
+        with Descendants(proc.pid, walk_root=False) as tree:
+            assert tree.held == frozenset()
+            assert not tree.running()
+    finally:
+        end_tree(proc, pids)
