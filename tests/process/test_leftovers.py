@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -21,10 +22,18 @@ from pathlib import Path
 import pytest
 
 from boring_dispatch._value import replace
-from boring_dispatch.process import _fork
+from boring_dispatch.process import _cancel, _fork
 from boring_dispatch.process.launch import TIMEOUT_EXIT_CODE, run_captured, run_streaming
 from boring_dispatch.records import ExecLimits
-from kits.gateways import Repo, make_repo, make_route, process_gone, process_running, wait_until
+from kits.gateways import (
+    Repo,
+    make_repo,
+    make_route,
+    process_gone,
+    process_running,
+    wait_until,
+    written,
+)
 
 LIMITS = ExecLimits(timeout_s=30.0)
 spawn_captured = getattr(run_captured, "__wrapped__", run_captured)
@@ -70,7 +79,7 @@ class Echo(ArgvInterface):
         elif where == "at-exit":
             atexit.register(start, record, process_group=0)
         if ending == "hang":
-            record.with_suffix(".ready").write_text("")
+            record.with_suffix(".ready").write_text("ready")
             subprocess.run(["sleep", "300"], **QUIET)
         return 0
 """
@@ -135,4 +144,34 @@ def test_what_a_gateway_leaves_ends_when_the_call_times_out(
         limits = replace(limits, fork_server=how == "forked")
         assert launch(route, stdin=None, limits=limits, trace_id=None).timed_out
     assert record.with_suffix(".ready").exists()
+    _ends(int(record.read_text()))
+
+
+@pytest.mark.parametrize("how", ["forked", "spawned", "streamed"])
+@pytest.mark.parametrize("where", [where for where in WHERE if where != "at-exit"])
+def test_what_a_gateway_leaves_ends_when_the_call_is_cancelled(
+    repo: Repo, tmp_path: Path, how: str, where: str
+) -> None:
+    record = tmp_path / "grandchild.pid"
+    route = make_route(repo, (where, str(record), "hang"))
+    trace_id = os.urandom(16).hex()
+    codes: list[int | None] = []
+
+    def call() -> None:
+        if how == "streamed":
+            codes.append(run_streaming(route, stdin=None, limits=LIMITS, trace_id=trace_id))
+            return
+        launch = run_captured if how == "forked" else spawn_captured
+        limits = replace(LIMITS, fork_server=how == "forked")
+        codes.append(launch(route, stdin=None, limits=limits, trace_id=trace_id).exit_code)
+
+    thread = threading.Thread(target=call)
+    thread.start()
+    try:
+        assert wait_until(lambda: written(record.with_suffix(".ready")) or not thread.is_alive())
+        _cancel.cancel(trace_id)
+        thread.join(15.0)
+    finally:
+        _cancel.forget(trace_id)
+    assert codes in ([-signal.SIGKILL], [128 + signal.SIGKILL])
     _ends(int(record.read_text()))

@@ -32,13 +32,20 @@ MAX_HELD: Final = 4096
 class Descendants:
     """The root's descendants as found so far; a context manager that closes its pidfds."""
 
-    def __init__(self, root: int, *, walk_root: bool = True) -> None:
-        """``walk_root``: the root is not reaped yet (its pid is still its own)."""
+    def __init__(self, root: int, *, walk_root: bool = True, root_fd: int | None = None) -> None:
+        """``walk_root``: the root is not reaped yet (its pid is still its own).
+
+        ``root_fd``: a pidfd of the root held by the caller (copied, never closed
+        here), for a root that may have been reaped already: it is walked only
+        while that pidfd shows it running.
+        """
         self._held: dict[int, int] = {}
         self._root = root
         self._root_fd: int | None = None
-        if walk_root:
-            with suppress(AttributeError, OSError):
+        with suppress(AttributeError, OSError):
+            if root_fd is not None:
+                self._root_fd = os.dup(root_fd)
+            elif walk_root:
                 self._root_fd = os.pidfd_open(root)
 
     def __enter__(self) -> Self:
