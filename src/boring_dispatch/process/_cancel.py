@@ -15,8 +15,9 @@ So every launch with a trace id goes through :func:`spawn_unless_cancelled`:
   trace id was cancelled while it was being spawned it is killed at once;
 - :func:`cancel` marks the trace id and kills every leader registered under
   it, with its descendants found just before (also those that left its group
-  and session, see :mod:`._descendants`). The launcher that waits for a killed leader then ends the rest of its
-  group and session as it does after any exit (``_groups.end_group``).
+  and session, see :mod:`._descendants`). The launcher that waits for a
+  killed leader then ends the rest of its group and session as it does after
+  any exit (``_groups.end_group``).
 
 Leaders are killed through their pidfd (Linux >= 5.3), under this module's
 lock, so a leader that has already been reaped (and whose pid may be reused)

@@ -32,7 +32,6 @@ last resort) runs no exit handler at all.
 from __future__ import annotations
 
 import os
-import select
 import signal
 import sys
 import time
@@ -131,6 +130,8 @@ def _kill(pid: int, own_group: int) -> None:
 
 def _reap(pids: list[int], deadline: float) -> bool:
     """Reap the killed children, waiting until ``deadline`` at most; whether all ended in time."""
+    import select  # only when something was left
+
     for pid in pids:
         try:
             pidfd = os.pidfd_open(pid)
