@@ -46,8 +46,10 @@ from boring_dispatch.gateway import ArgvInterface
 QUIET = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def start(record, **how):
-    child = subprocess.Popen(["sleep", "300"], **QUIET, **how)
+def start(record, deaf=False, **how):
+    # Deaf: SIGTERM ignored (kept across exec), so only the SIGKILL after the grace ends it.
+    argv = ["sh", "-c", "trap '' TERM; exec sleep 300"] if deaf else ["sleep", "300"]
+    child = subprocess.Popen(argv, **QUIET, **how)
     record.write_text(str(child.pid))
 
 
@@ -72,6 +74,8 @@ class Echo(ArgvInterface):
             start(record, process_group=0)
         elif where == "own-session":
             start(record, start_new_session=True)
+        elif where == "deaf-session":
+            start(record, deaf=True, start_new_session=True)
         elif where == "chain":
             chain(record, process_group=0)
         elif where == "chain-to-session":
@@ -84,7 +88,15 @@ class Echo(ArgvInterface):
         return 0
 """
 
-WHERE = ["its-group", "own-group", "own-session", "chain", "chain-to-session", "at-exit"]
+WHERE = [
+    "its-group",
+    "own-group",
+    "own-session",
+    "deaf-session",
+    "chain",
+    "chain-to-session",
+    "at-exit",
+]
 
 
 @pytest.fixture
