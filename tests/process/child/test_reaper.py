@@ -73,3 +73,47 @@ print(os.waitstatus_to_exitcode(status))
         check=True,
     )
     assert done.stdout.strip() == "0"
+
+
+def test_a_nested_runner_never_kills_a_group_of_its_callers_session() -> None:
+    # The caller leads the session and has a bystander in a group of its own; the
+    # runner leads its own group in that session, and its child joins the bystander's.
+    script = """
+import os, signal, sys
+from boring_dispatch.process.child import _reaper
+hold, _never = os.pipe()
+bystander = os.fork()
+if bystander == 0:
+    os.setpgid(0, 0)
+    os.read(hold, 1)
+    os._exit(0)
+os.setpgid(bystander, bystander)
+ready_r, ready_w = os.pipe()
+runner = os.fork()
+if runner == 0:
+    os.setpgid(0, 0)
+    assert _reaper.arm()
+    child = os.fork()
+    if child == 0:
+        os.setpgid(0, bystander)
+        os.write(ready_w, b"x")
+        os.read(hold, 1)
+        os._exit(0)
+    os.read(ready_r, 1)
+    _reaper.end_children()
+    os._exit(0 if _reaper.list_children() == [] else 3)
+_, status = os.waitpid(runner, 0)
+alive = os.waitpid(bystander, os.WNOHANG) == (0, 0)
+os.kill(bystander, signal.SIGKILL)
+os.waitpid(bystander, 0)
+print(os.waitstatus_to_exitcode(status), alive)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=15,
+        start_new_session=True,
+        check=True,
+    )
+    assert done.stdout.split() == ["0", "True"]

@@ -12,11 +12,18 @@ it runs after every exit handler the gateway registers (the handlers run
 newest first), spawned and forked alike (the fork server's exit runs the
 same handlers, in the same order, see :mod:`._exit`).
 
-:func:`end_children` lists the runner's children (``/proc/self/task/*/children``),
-sends ``SIGKILL`` to each child's process group (never the runner's own)
-and to the child, reaps them (each wait bounded), and starts over while new
-orphans arrive, for at most :data:`MAX_ROUNDS` rounds. With nothing left
-it costs one directory listing and one small read per thread.
+:func:`end_children` lists the runner's children
+(``/proc/self/task/*/children``), sends ``SIGKILL`` to each child's process
+group (never the runner's own, nor one that may be its caller's) and to the
+child, reaps them (the waits bounded in all), and starts over while new
+orphans arrive, for at most :data:`MAX_ROUNDS` rounds. With nothing left it
+costs one directory listing and one small read per thread. Without
+``/proc`` (or a kernel without ``CONFIG_PROC_CHILDREN``) it finds nothing.
+
+On a timeout, a cap or a cancel the runner is killed and runs no exit
+handler: the launcher then ends its descendants itself
+(:mod:`boring_dispatch.process._descendants`, walked from the runner while it
+still runs).
 
 The runner's deadline (:mod:`._deadline`) calls it too before ending its
 group, so what left the group is ended with it.
@@ -119,10 +126,17 @@ def end_children() -> None:
 
 
 def _kill(pid: int, own_group: int) -> None:
-    """``SIGKILL`` to the child's group (unless it is the runner's) and to the child."""
+    """``SIGKILL`` to the child's group (unless it may hold others' processes) and to the child.
+
+    Never the runner's own group. In a session the runner does not lead (a
+    nested runner in its caller's session), a group the child does not lead
+    may be the caller's: only the child is signalled then.
+    """
     with suppress(OSError):
         group = os.getpgid(pid)
-        if group != own_group:
+        session = os.getsid(0)
+        ours = session == os.getpid() or group == pid or os.getsid(pid) != session
+        if group != own_group and ours:
             os.killpg(group, signal.SIGKILL)
     with suppress(OSError):
         os.kill(pid, signal.SIGKILL)
