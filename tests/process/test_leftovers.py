@@ -7,7 +7,10 @@ launcher only checks the leader's group (``launch._end_leftovers``: one
 (``setsid``), or was started by an exit handler is ended by the runner itself
 on its way out (``child._reaper``: the runner is a child subreaper, so every
 orphan becomes its child), forked and spawned alike, captured and streamed
-alike. The same processes are ended when the call times out.
+alike. The same processes are ended when the call times out or is cancelled:
+the runner is killed then and runs no exit handler, so the launcher ends its
+descendants, found while it still runs (``_descendants``), also one that
+ignores ``SIGTERM`` after the runner died of it.
 """
 
 from __future__ import annotations
