@@ -25,8 +25,10 @@ from typing import Final, Self
 
 __all__ = ["Descendants"]
 
-#: A bound on the processes held (a fork bomb is the rlimits' business).
-MAX_HELD: Final = 4096
+#: A bound on the processes held: each is a descriptor of the dispatcher (whose
+#: ``RLIMIT_NOFILE`` several calls share). Past it, the group and session
+#: clean-up is all there is; a fork bomb is the rlimits' business.
+MAX_HELD: Final = 64
 
 
 class Descendants:
