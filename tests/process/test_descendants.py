@@ -7,11 +7,14 @@ found before the root dies is still reached after it died.
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 
 from hypothesis import HealthCheck, given, settings
 
-from boring_dispatch.process._descendants import Descendants
+from boring_dispatch.process._descendants import MAX_HELD, Descendants
 from kits.gateways import process_running, wait_until
 from kits.trees import Chain, chains, end_tree, read_line, start_tree
 
@@ -45,3 +48,25 @@ def test_a_reaped_root_is_never_walked() -> None:
             assert not tree.running()
     finally:
         end_tree(proc, pids)
+
+
+def test_the_descriptors_held_are_bounded() -> None:
+    # More children in sessions of their own than the bound: only the bound is held (walked
+    # from this test's own process, never signalled).
+    extra = [
+        subprocess.Popen(
+            [sys.executable, "-c", "import os; os.read(0, 1)"],
+            stdin=subprocess.PIPE,
+            start_new_session=True,
+        )
+        for _ in range(MAX_HELD + 6)
+    ]
+    try:
+        with Descendants(os.getpid()) as tree:
+            assert len(tree.held) == MAX_HELD
+            assert tree.running()
+    finally:
+        for child in extra:
+            with child:
+                child.kill()
+                child.wait(timeout=15)

@@ -23,7 +23,7 @@ from contextlib import suppress
 from types import TracebackType
 from typing import Final, Self
 
-__all__ = ["Descendants"]
+__all__ = ["MAX_HELD", "Descendants"]
 
 #: A bound on the processes held: each is a descriptor of the dispatcher (whose
 #: ``RLIMIT_NOFILE`` several calls share). Past it, the group and session
