@@ -596,8 +596,16 @@ def test_e8_the_timeout_ends_a_gateway_that_bypassed_the_importer(repo: Repo) ->
 # E7: the dispatcher itself is killed mid-call
 
 
+@pytest.mark.parametrize(
+    "where",
+    [
+        "",  # in the runner's group
+        "process_group=0",  # a group of its own, in the session
+        "start_new_session=True",  # a session of its own: reached as the runner's child
+    ],
+)
 def test_e7_killing_the_dispatcher_mid_call_ends_the_gateway_and_its_grandchild(
-    repo: Repo, tmp_path: Path
+    repo: Repo, tmp_path: Path, where: str
 ) -> None:
     pids = tmp_path / "pids"
     repo.write(
@@ -607,7 +615,7 @@ def test_e7_killing_the_dispatcher_mid_call_ends_the_gateway_and_its_grandchild(
         from boring_dispatch.gateway import ArgvInterface
         class Echo(ArgvInterface):
             def run(self, argv):
-                child = subprocess.Popen(["sleep", "120"])
+                child = subprocess.Popen(["sleep", "120"], {where})
                 with open({str(pids)!r} + ".tmp", "w") as handle:
                     handle.write(f"{{os.getpid()}} {{child.pid}}")
                 os.rename({str(pids)!r} + ".tmp", {str(pids)!r})

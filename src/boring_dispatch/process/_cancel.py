@@ -14,8 +14,10 @@ So every launch with a trace id goes through :func:`spawn_unless_cancelled`:
 - a spawned leader is registered under its trace id with a pidfd, and if the
   trace id was cancelled while it was being spawned it is killed at once;
 - :func:`cancel` marks the trace id and kills every leader registered under
-  it. The launcher that waits for a killed leader then ends the rest of its
-  group and session as it does after any exit (``_groups.end_group``).
+  it, with its descendants found just before (also those that left its group
+  and session, see :mod:`._descendants`). The launcher that waits for a
+  killed leader then ends the rest of its group and session as it does after
+  any exit (``_groups.end_group``).
 
 Leaders are killed through their pidfd (Linux >= 5.3), under this module's
 lock, so a leader that has already been reaped (and whose pid may be reused)
@@ -36,6 +38,8 @@ import threading
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Final
+
+from boring_dispatch.process._descendants import Descendants
 
 __all__ = ["cancel", "finished", "forget", "spawn_unless_cancelled"]
 
@@ -107,9 +111,20 @@ def forget(trace_id: str) -> None:
 
 
 def _kill(proc: subprocess.Popen[bytes], pidfd: int | None) -> None:
-    """``SIGKILL`` the leader (called under the lock)."""
-    with suppress(OSError):
-        if pidfd is not None:
+    """``SIGKILL`` the leader and its descendants (called under the lock).
+
+    The descendants are found while the leader still runs: the runner is a
+    child subreaper, so they include what left its group and session, which
+    the launcher's group and session clean-up after the leader's death cannot
+    reach any more (they are reparented away once it died).
+    """
+    if pidfd is None:
+        with suppress(OSError):
+            if proc.returncode is None:
+                os.kill(proc.pid, signal.SIGKILL)
+        return
+    with Descendants(proc.pid, root_fd=pidfd) as tree:
+        tree.signal(signal.SIGKILL)
+        with suppress(OSError):
             signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-        elif proc.returncode is None:
-            os.kill(proc.pid, signal.SIGKILL)
+        tree.signal(signal.SIGKILL)  # orphans adopted by the leader meanwhile

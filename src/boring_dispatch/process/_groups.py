@@ -1,9 +1,16 @@
-"""Ending a child's process group and session (Linux), without racing pid reuse.
+"""Ending a child's process group, session and descendants (Linux), without racing pid reuse.
 
 The leader is signalled before it is reaped, so its pid (the group and session
 id) cannot be reused by an unrelated process in between. Zombies that wait for
 their reaper count as ended. ``/proc`` is read to tell zombies from running
 members and to find what is left in the session (the groups of nested calls).
+
+The leader's descendants are ended too, wherever they moved (another session
+included): the runner is a child subreaper (:mod:`.child._reaper`), so while
+it runs every orphan of its gateway is its child. They are found by walking
+``/proc/<pid>/task/*/children`` from the leader before the first signal and
+held by pidfd, so the later signals reach them even after the leader died
+(and they were reparented away) without racing pid reuse.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ import time
 from contextlib import suppress
 from pathlib import Path
 from typing import Final
+
+from boring_dispatch.process._descendants import Descendants
 
 __all__ = ["end_group"]
 
@@ -30,23 +39,26 @@ def end_group(proc: subprocess.Popen[bytes]) -> None:
     their reaper do not count) or when the bounded waits are over.
     """
     pgid = proc.pid  # the leader's pid is the group id (and the session id at top level)
-    _signal_all(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + _TERM_GRACE_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None and not _alive(pgid):
-            return
-        time.sleep(_POLL_S)
-    _signal_all(pgid, signal.SIGKILL)
-    with suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=_KILL_WAIT_S)
-    deadline = time.monotonic() + _KILL_WAIT_S
-    while _alive(pgid) and time.monotonic() < deadline:
-        _signal_all(pgid, signal.SIGKILL)  # members forked after the last signal
-        time.sleep(_POLL_S)
+    # Walked from the leader only while it is not reaped (its pid still its own).
+    with Descendants(pgid, walk_root=proc.returncode is None) as tree:
+        _signal_all(pgid, signal.SIGTERM, tree)
+        deadline = time.monotonic() + _TERM_GRACE_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not _alive(pgid, tree):
+                return
+            time.sleep(_POLL_S)
+        _signal_all(pgid, signal.SIGKILL, tree)
+        with suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=_KILL_WAIT_S)
+        deadline = time.monotonic() + _KILL_WAIT_S
+        while _alive(pgid, tree) and time.monotonic() < deadline:
+            _signal_all(pgid, signal.SIGKILL, tree)  # members forked after the last signal
+            time.sleep(_POLL_S)
 
 
-def _signal_all(pgid: int, signum: signal.Signals) -> None:
-    """Signal the group, then every process still in the session of the same id."""
+def _signal_all(pgid: int, signum: signal.Signals, tree: Descendants) -> None:
+    """Signal the leader's descendants, the group, then every process still in the session."""
+    tree.signal(signum)
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
     try:
@@ -58,8 +70,10 @@ def _signal_all(pgid: int, signum: signal.Signals) -> None:
             os.kill(pid, signum)
 
 
-def _alive(pgid: int) -> bool:
-    """Whether a member of the group or the session is still running."""
+def _alive(pgid: int, tree: Descendants) -> bool:
+    """Whether a descendant, a member of the group or of the session is still running."""
+    if tree.running():
+        return True
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:

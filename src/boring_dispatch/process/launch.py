@@ -291,7 +291,15 @@ def _pidfd(proc: subprocess.Popen[bytes]) -> int | None:
 
 
 def _end_leftovers(proc: subprocess.Popen[bytes]) -> None:
-    """After the leader exited: end what it left in its group (nothing, usually: one syscall)."""
+    """After the leader exited: end what it left in its group (nothing, usually: one syscall).
+
+    What left the group is the runner's to end at its exit (``child._reaper``).
+    A leader killed by a signal (a cancel, its CPU limit, the OOM killer) ran no
+    exit handler: the group and the session are ended then.
+    """
+    if proc.returncode is not None and proc.returncode < 0:
+        end_group(proc)
+        return
     try:
         os.killpg(proc.pid, 0)
     except ProcessLookupError:

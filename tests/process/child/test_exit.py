@@ -245,6 +245,23 @@ EFFECTS: dict[str, str] = {
     "stdout-partial": "sys.stdout.write('partial')",
     "stderr-partial": "sys.stderr.write('err-partial')",
     "original-stdout": "sys.stdout = io.StringIO(); print('hidden'); sys.__stdout__.write('orig')",
+    # What the gateway leaves running is ended after its exit handlers, forked and spawned
+    # alike: a handler still sees it; one that holds stdout must not hold the call.
+    "orphan-seen-at-exit": (
+        "import subprocess\n"
+        "quiet = dict(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)\n"
+        "KEPT.append(subprocess.Popen(['sleep', '300'], start_new_session=True, **quiet))\n"
+        "atexit.register(lambda pid=KEPT[-1].pid: _write(place, 'orphan.txt',\n"
+        "    str(os.waitpid(pid, os.WNOHANG) == (0, 0))))"
+    ),
+    "orphan-holds-stdout": (
+        "import subprocess\n"
+        "subprocess.Popen(['sleep', '300'], process_group=0, stdin=subprocess.DEVNULL)"
+    ),
+    "orphan-from-atexit": (
+        "import subprocess\n"
+        "atexit.register(subprocess.Popen, ['sleep', '300'], start_new_session=True)"
+    ),
     "grandchild": (
         "pid = os.fork()\n"
         "if pid == 0:\n"

@@ -179,6 +179,7 @@ def test_the_child_loads_only_light_modules(repo: Repo) -> None:
         "boring_dispatch.process.child.interface",
         "boring_dispatch.process.context",
         "boring_dispatch.process.child._deadline",
+        "boring_dispatch.process.child._reaper",
         "boring_dispatch.process._reach",
     }
     heavy = {"pydantic", "mcp", "yaml", "opentelemetry", "anyio"}

@@ -9,8 +9,11 @@ mechanisms take over, both armed by the runner before any gateway code runs:
 - on Linux, ``prctl(PR_SET_PDEATHSIG, SIGALRM)`` sends the same signal when
   the thread that started the runner ends.
 
-The ``SIGALRM`` handler sends ``SIGKILL`` to the runner's whole process group
-(the runner leads it), so grandchildren in the group end with the gateway.
+The ``SIGALRM`` handler first ends the runner's children and the groups they
+lead (:mod:`._reaper`: with the runner a subreaper, every orphaned descendant
+is one, also one that left the group or the session), then sends ``SIGKILL``
+to the runner's whole process group (the runner leads it), so grandchildren
+in the group end with the gateway.
 Both are armed only when the runner leads its own group: a runner started by
 hand in the caller's group must never kill the caller.
 
@@ -36,6 +39,9 @@ _PR_SET_PDEATHSIG: Final = 1
 
 def _end_own_group(signum: int, frame: FrameType | None) -> None:
     del signum, frame
+    from boring_dispatch.process.child import _reaper
+
+    _reaper.end_children()  # what left the group (armed only in the runner)
     os.killpg(0, signal.SIGKILL)
 
 

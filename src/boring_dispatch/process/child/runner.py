@@ -17,7 +17,9 @@ In order, the runner: checks it runs isolated (``-I``) in the module root;
 drops the capabilities that reach other processes of its uid
 (:mod:`~boring_dispatch.process._reach`); arms its own deadline
 (:mod:`~boring_dispatch.process.child._deadline`: the group ends at ``timeout``
-plus a grace, or when the dispatcher dies); makes the
+plus a grace, or when the dispatcher dies); makes itself the reaper of what
+the gateway leaves running (:mod:`~boring_dispatch.process.child._reaper`:
+every orphaned descendant becomes its child, ended at its exit); makes the
 broker descriptor non-inheritable; lowers rlimits (``RLIMIT_CORE`` to 0,
 plus the limits given); removes from ``sys.path`` every entry that equals,
 contains or lies inside the module root or a configured module root;
@@ -49,7 +51,7 @@ from typing import TYPE_CHECKING, Final
 from boring_dispatch.observe.trace import TRACE_ID_ENV, span, valid_trace_id
 from boring_dispatch.process import _reach, context
 from boring_dispatch.process._command import LIMIT_KEYS, OPTIONS, SEPARATOR
-from boring_dispatch.process.child import _confined, _deadline
+from boring_dispatch.process.child import _confined, _deadline, _reaper
 from boring_dispatch.process.child import interface as gateway
 from boring_dispatch.process.child._spec import RLIMIT_NAMES, RunnerError, Spec, parse_spec
 
@@ -147,6 +149,9 @@ def _prepare(spec: Spec, parent_pid: int) -> _confined.ConfinedFinder:
         raise RunnerError(str(error)) from None
     # The child's own deadline, before any gateway code: it holds if the dispatcher dies.
     _deadline.arm(spec.timeout_s, parent_pid)
+    # What the gateway orphans becomes this process's child, ended when it exits: its exit
+    # handler is registered before any gateway code, so it runs after the gateway's own.
+    _reaper.arm()
     if spec.broker_fd is not None:
         try:
             # Processes the gateway starts never inherit the broker.
