@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -604,8 +605,10 @@ def test_e8_the_timeout_ends_a_gateway_that_bypassed_the_importer(repo: Repo) ->
         "start_new_session=True",  # a session of its own: reached as the runner's child
     ],
 )
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("launch", ["run_captured", "run_streaming"])  # MCP and nested; the CLI
 def test_e7_killing_the_dispatcher_mid_call_ends_the_gateway_and_its_grandchild(
-    repo: Repo, tmp_path: Path, where: str
+    repo: Repo, tmp_path: Path, where: str, signal_number: int, launch: str
 ) -> None:
     pids = tmp_path / "pids"
     repo.write(
@@ -624,10 +627,10 @@ def test_e7_killing_the_dispatcher_mid_call_ends_the_gateway_and_its_grandchild(
     )
     driver = run_driver(
         make_route(repo),
-        """
-        from boring_dispatch.process.launch import run_captured
+        f"""
+        from boring_dispatch.process.launch import {launch} as launch
         from boring_dispatch.records import ExecLimits
-        run_captured(ROUTE, stdin=None, limits=ExecLimits(timeout_s=120.0), trace_id=None)
+        launch(ROUTE, stdin=None, limits=ExecLimits(timeout_s=120.0), trace_id=None)
         """,
     )
     try:
@@ -635,7 +638,9 @@ def test_e7_killing_the_dispatcher_mid_call_ends_the_gateway_and_its_grandchild(
         runner_pid, sleeper_pid = (int(x) for x in pids.read_text().split())
         assert process_running(runner_pid)
         assert process_running(sleeper_pid)
-        driver.kill()  # SIGKILL: the dispatcher gets no chance to end the group
+        # SIGKILL: the dispatcher gets no chance to end the group; SIGTERM and SIGHUP end
+        # it by their default action, as abruptly (the runner's parent-death signal acts).
+        driver.send_signal(signal_number)
         driver.wait(timeout=10)
         assert wait_until(
             lambda: not process_running(runner_pid) and not process_running(sleeper_pid),
