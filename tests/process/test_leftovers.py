@@ -203,6 +203,7 @@ def test_what_a_gateway_leaves_in_its_session_ends_when_it_is_killed(
     # session. (What left the session then is out of reach: docs/security.md.)
     record = tmp_path / "grandchild.pid"
     route = make_route(repo, (where, str(record), "killed"))
+    code: int | None
     if how == "streamed":
         code = run_streaming(route, stdin=None, limits=LIMITS, trace_id=None)
     else:
