@@ -24,7 +24,15 @@ from boring_dispatch.errors import LaunchFailed
 from boring_dispatch.process import _cancel, _fork
 from boring_dispatch.process.launch import run_captured, run_streaming
 from boring_dispatch.records import ExecLimits, ExecutionResult, Route
-from kits.gateways import Repo, make_repo, make_route, process_gone, process_running, wait_until
+from kits.gateways import (
+    Repo,
+    make_repo,
+    make_route,
+    process_gone,
+    process_running,
+    wait_until,
+    written,
+)
 
 LIMITS = ExecLimits(timeout_s=30.0, fork_server=True)
 #: The same call spawned (a fork-mode session forces fork_server on run_captured: not here).
@@ -298,15 +306,25 @@ def _running_children(pid: int | None) -> list[int]:
 
 
 def test_a_killed_fork_server_ends_its_running_call_and_is_started_again(
-    forking: None, repo: Repo
+    forking: None, repo: Repo, tmp_path: Path
 ) -> None:
-    repo.write("gateway.py", SLEEPER)
+    # The server is killed once the gateway runs (its pid file written), not while it forks:
+    # a server killed before it reports the child's pid fails the launch (LaunchFailed).
+    marker = tmp_path / "gateway.pid"
+    repo.write(
+        "gateway.py",
+        SLEEPER.replace(
+            "print(os.getpid(), flush=True)",
+            f"open({str(marker)!r}, 'w').write(str(os.getpid()))",
+        ),
+    )
     route = make_route(repo)
     results, thread = _in_thread(route, ExecLimits(timeout_s=30.0), None)
-    assert wait_until(lambda: bool(_running_children(_fork.server_pid())))
+    assert wait_until(lambda: written(marker))
     server = _fork.server_pid()
     assert server is not None
-    gateway = _running_children(server)[0]
+    gateway = int(marker.read_text())
+    assert gateway in _running_children(server)
     os.kill(server, signal.SIGKILL)
     thread.join(15.0)
     assert results, "the call must end, not hang"

@@ -196,7 +196,16 @@ def test_replay_skips_and_reports_a_torn_last_record(cut: int, tmp_path: Path) -
     if cut != 17:
         return  # the CLI reads through the same function: one run is enough
     done = subprocess.run(
-        [sys.executable, "-m", "boring_dispatch", "replay", "--registry", BILLING_SPEC, str(trace)],
+        [
+            sys.executable,
+            "-m",
+            "boring_dispatch",
+            "replay",
+            "--registry",
+            BILLING_SPEC,
+            "--live",
+            str(trace),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -329,7 +338,7 @@ def test_the_cli_refuses_what_is_not_a_small_regular_file(
     args: Callable[[str], list[str]] = (
         (lambda f: ["names", "--registry", BILLING_SPEC, "--golden", f])
         if command == "names"
-        else (lambda f: ["replay", "--registry", BILLING_SPEC, f])
+        else (lambda f: ["replay", "--registry", BILLING_SPEC, "--live", f])
     )
     done = subprocess.run(
         [sys.executable, "-m", "boring_dispatch", *args(str(path)), "--error-format", "json"],

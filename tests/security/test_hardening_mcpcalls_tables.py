@@ -191,7 +191,7 @@ def test_a_base_exception_is_an_internal_error_in_replay(table_dir: Path, tmp_pa
         encoding="utf-8",
     )
     done = subprocess.run(
-        [str(DISPATCHER), "replay", "--registry", "raising_table:TABLE", str(trace)],
+        [str(DISPATCHER), "replay", "--registry", "raising_table:TABLE", "--live", str(trace)],
         cwd=table_dir,
         capture_output=True,
         text=True,
@@ -319,7 +319,7 @@ def test_replay_and_describe_load_the_registry_the_same_way(tmp_path: Path) -> N
     trace = tmp_path / "trace.jsonl"
     trace.write_text(json.dumps({"name": "twice", "args": {"n": 21}}) + "\n", encoding="utf-8")
     spec = "loose.deep.tables:TABLE"
-    replayed = _run([str(DISPATCHER), "replay", "--registry", spec, str(trace)], cwd)
+    replayed = _run([str(DISPATCHER), "replay", "--registry", spec, "--live", str(trace)], cwd)
     assert (replayed.returncode, replayed.stdout) == (0, '{"ok": true, "result": {"n": 42}}\n')
     described = _run([str(DISPATCHER), "describe", "--registry", spec, "twice"], cwd)
     assert described.returncode == 0, described.stderr

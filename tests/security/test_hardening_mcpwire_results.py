@@ -211,7 +211,7 @@ def test_replay_api_and_cli_report_internal_error(
         assert_internal_error(entry.observation)
     trace = tmp_path / "trace.jsonl"
     trace.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    replay = ["replay", "--registry", "hostile_table:TABLE", str(trace)]
+    replay = ["replay", "--registry", "hostile_table:TABLE", "--live", str(trace)]
     done = subprocess.run(
         [sys.executable, "-m", "boring_dispatch", *replay],
         cwd=table_dir,

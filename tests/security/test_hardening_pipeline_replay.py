@@ -176,7 +176,7 @@ def test_dispatcher_replay_exits_1_when_a_result_changed_type(tmp_path: Path) ->
         trace.write_text(json.dumps(line) + "\n", encoding="utf-8")
         argv = [sys.executable, "-m", "boring_dispatch", "replay", "--registry"]
         done = subprocess.run(
-            [*argv, "typed_table:TABLE", str(trace)],
+            [*argv, "typed_table:TABLE", "--live", str(trace)],
             cwd=tmp_path,
             capture_output=True,
             text=True,

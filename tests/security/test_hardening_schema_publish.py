@@ -471,7 +471,9 @@ def test_replay_validates_recorded_calls_as_json_too(table_dir: Path) -> None:
     ]
     trace = table_dir / "trace.jsonl"
     trace.write_text("".join(json.dumps(call) + "\n" for call in calls), encoding="utf-8")
-    done = _dispatcher(table_dir, "replay", "--registry", "published_table:TABLE", str(trace))
+    done = _dispatcher(
+        table_dir, "replay", "--registry", "published_table:TABLE", "--live", str(trace)
+    )
     assert done.returncode == 0, done.stderr
     outcomes = [json.loads(line) for line in done.stdout.splitlines()]
     assert outcomes[0] == {"ok": True, "result": {"hour": 9, "weekday": 3}}

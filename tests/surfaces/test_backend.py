@@ -228,7 +228,8 @@ def test_replay_through_the_cli_gives_each_tables_own_records(
     trace.write_text("\n".join(_trace_lines(kind)) + "\n")
     expected, differs = _expected_replay(kind)
     assert differs  # the stale line
-    status = run("replay", [*_table_option(kind), "--dry-run", str(trace)])
+    flag = "--live" if kind == "table" else "--dry-run"  # a table has no dry run
+    status = run("replay", [*_table_option(kind), flag, str(trace)])
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert status == 1
     assert len(printed) == len(TRACES[kind])
