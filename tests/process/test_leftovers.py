@@ -2,7 +2,7 @@
 
 A timeout, a cap or a cancel ends the gateway's group *and* every process left
 in its session (``_groups.end_group``). When the leader exits by itself, the
-launcher only checks the leader's group (``launch._end_leftovers``: one
+launcher only checks the leader's group (``_groups.end_leftovers``: one
 ``killpg(pid, 0)``); what left the group (``setpgid``), the session
 (``setsid``), or was started by an exit handler is ended by the runner itself
 on its way out (``child._reaper``: the runner is a child subreaper, so every

@@ -25,7 +25,7 @@ from typing import Final
 
 from boring_dispatch.process._descendants import Descendants
 
-__all__ = ["end_group"]
+__all__ = ["end_group", "end_leftovers"]
 
 _TERM_GRACE_S: Final = 1.0
 _KILL_WAIT_S: Final = 5.0
@@ -54,6 +54,25 @@ def end_group(proc: subprocess.Popen[bytes]) -> None:
         while _alive(pgid, tree) and time.monotonic() < deadline:
             _signal_all(pgid, signal.SIGKILL, tree)  # members forked after the last signal
             time.sleep(_POLL_S)
+
+
+def end_leftovers(proc: subprocess.Popen[bytes]) -> None:
+    """After the leader exited: end what it left in its group (nothing, usually: one syscall).
+
+    What left the group is the runner's to end at its exit (``child._reaper``).
+    A leader killed by a signal (a cancel, its CPU limit, the OOM killer) ran no
+    exit handler: the group and the session are ended then.
+    """
+    if proc.returncode is not None and proc.returncode < 0:
+        end_group(proc)
+        return
+    try:
+        os.killpg(proc.pid, 0)
+    except ProcessLookupError:
+        return
+    except PermissionError:
+        pass
+    end_group(proc)
 
 
 def _signal_all(pgid: int, signum: signal.Signals, tree: Descendants) -> None:

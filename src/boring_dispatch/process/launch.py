@@ -65,7 +65,7 @@ from boring_dispatch.process._argv import (
 from boring_dispatch.process._broker import Broker, NestedCall, NestedInvoke
 from boring_dispatch.process._cancel import finished, spawn_unless_cancelled
 from boring_dispatch.process._command import FORKED_BROKER_FD, RUNNER_MODULE
-from boring_dispatch.process._groups import end_group
+from boring_dispatch.process._groups import end_group, end_leftovers
 from boring_dispatch.process._pump import Pump, drain, pump
 from boring_dispatch.process._reach import ReachError, protect_dispatcher
 from boring_dispatch.process.env import child_environment
@@ -244,7 +244,7 @@ def run_streaming(
             )
             return TIMEOUT_EXIT_CODE
         else:
-            _end_leftovers(proc)
+            end_leftovers(proc)
         finally:
             if proc.returncode is None:
                 end_group(proc)  # an exception (KeyboardInterrupt) left the wait
@@ -279,7 +279,7 @@ def _capture(
             captured.timed_out = True
             end_group(proc)
         else:
-            _end_leftovers(proc)
+            end_leftovers(proc)
     return captured
 
 
@@ -288,25 +288,6 @@ def _pidfd(proc: subprocess.Popen[bytes]) -> int | None:
         return os.pidfd_open(proc.pid)
     except (AttributeError, OSError):  # not Linux >= 5.3: EOF and the timeout only
         return None
-
-
-def _end_leftovers(proc: subprocess.Popen[bytes]) -> None:
-    """After the leader exited: end what it left in its group (nothing, usually: one syscall).
-
-    What left the group is the runner's to end at its exit (``child._reaper``).
-    A leader killed by a signal (a cancel, its CPU limit, the OOM killer) ran no
-    exit handler: the group and the session are ended then.
-    """
-    if proc.returncode is not None and proc.returncode < 0:
-        end_group(proc)
-        return
-    try:
-        os.killpg(proc.pid, 0)
-    except ProcessLookupError:
-        return
-    except PermissionError:
-        pass
-    end_group(proc)
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout_s: float) -> int:
