@@ -295,6 +295,7 @@ PARSED = {
     "deploy": ["deploy", "--registry", "a:b", "--golden", "g", "--surface", "s"],
     "serve": ["serve", "--config", "/x/officina.toml"],
     "timeline": ["timeline", "session.jsonl"],
+    "setup": ["setup", "status", "--config", "/x/officina.toml"],
 }
 
 

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from boring_dispatch.errors import DispatchError
-from boring_dispatch.surfaces.cli._common import report_error
+from boring_dispatch.surfaces.cli._common import argument_parser, report_error
 
 if TYPE_CHECKING:
     from boring_dispatch.observe.audit import JsonLinesAuditSink
@@ -44,9 +44,8 @@ def run(argv: Sequence[str]) -> int:
     """Run one manager route from the command line; return the exit status."""
     from boring_dispatch.setup.manager.options import ROUTE_OPTIONS
 
-    parser = argparse.ArgumentParser(
+    parser = argument_parser(
         prog="dispatcher setup",
-        allow_abbrev=False,
         description="Managed setup: the setup manager's routes (docs/setup.md).",
     )
     parser.add_argument("route", choices=sorted(ROUTE_OPTIONS))
