@@ -10,7 +10,6 @@ serves MCP and the Python API.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
