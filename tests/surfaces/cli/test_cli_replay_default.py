@@ -42,3 +42,50 @@ def test_a_replay_without_a_flag_launches_no_gateway(tmp_path: Path, form: str) 
     (record,) = [json.loads(text) for text in done.stdout.splitlines()]
     assert "exit_code" not in record, record  # a launched gateway's result
     assert "command" in record, record  # the dry-run payload
+
+
+_TABLE = """
+from pathlib import Path
+
+from boring_dispatch import Registry, Tool
+
+def touch(name: str) -> dict[str, str]:
+    Path(__file__).with_name("ran").write_text(name)
+    return {{"touched": name}}
+
+TABLE = Registry({{"touch": Tool(touch, description="Leave a file behind.")}})
+"""
+
+
+@pytest.mark.parametrize(
+    ("flags", "runs"),
+    [
+        ((), False),
+        (("--dry-run",), False),  # a table has no dry run: refused, not run
+        (("--live", "--fixtures", "fixtures.jsonl"), False),
+        (("--live",), True),
+    ],
+)
+def test_a_tables_replay_runs_a_handler_only_with_live(
+    tmp_path: Path, flags: tuple[str, ...], runs: bool
+) -> None:
+    (tmp_path / "side_table.py").write_text(_TABLE.format())
+    (tmp_path / "fixtures.jsonl").write_text("")
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text(json.dumps({"name": "touch", "args": {"name": "x"}}) + "\n")
+    command = [sys.executable, "-m", "boring_dispatch", "replay", "--registry", "side_table:TABLE"]
+    done = subprocess.run(
+        [*command, *flags, str(trace)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (tmp_path / "ran").exists() is runs, done.stderr
+    if runs:
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["ok"] is True
+    else:
+        assert done.returncode == 2, done.stderr
+        assert done.stdout == ""
