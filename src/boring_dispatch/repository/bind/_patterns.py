@@ -281,19 +281,9 @@ def _matches(pattern: _Pattern, tokens: _Tokens, stdin: bool) -> bool:
 def _flag_sets_fit(pattern: _Pattern, provided: set[str]) -> bool:
     if not pattern.required <= provided or pattern.forbidden & provided:
         return False
-    if any(_abbreviates(flag, pattern) or _read_otherwise(flag, pattern) for flag in provided):
+    if any(_read_otherwise(flag, pattern) for flag in provided):
         return False
     return pattern.allowed is None or provided <= pattern.allowed
-
-
-def _abbreviates(flag: str, pattern: _Pattern) -> bool:
-    """``--forc`` for a forbidden ``--force``: argparse would expand it to that flag.
-
-    A flag the pattern declares itself is taken as the gateway's own exact flag.
-    """
-    if len(flag) <= 2 or not flag.startswith("--") or flag in pattern.declared:
-        return False
-    return any(forbidden.startswith(flag) for forbidden in pattern.forbidden)
 
 
 def _read_otherwise(flag: str, pattern: _Pattern) -> bool:
@@ -307,14 +297,16 @@ def _read_otherwise(flag: str, pattern: _Pattern) -> bool:
     and ``-vf`` is ``-v`` then ``-f`` (clusters), and a prefix such as ``-fo``
     is the single-dash ``-force`` (matched even with abbreviations off); the
     declared flag's checks (value regex, forbidden) would be passed by. A flag
-    the pattern declares itself is taken as the gateway's own exact flag.
+    the pattern declares itself is taken as the gateway's own exact flag. A
+    prefix of a forbidden ``--force`` (``--forc``) counts as that flag: a
+    parser with abbreviations on would expand it.
     """
     if flag in pattern.declared:
         return False
     if " " in flag or re.match(_NEGATIVE, flag):
         return True
     if flag[1] == "-":
-        return False
+        return len(flag) > 2 and any(forbidden.startswith(flag) for forbidden in pattern.forbidden)
     body = flag[1:]
     for declared in pattern.declared:
         if len(declared) < 2 or declared[0] != "-" or declared[1] == "-":
